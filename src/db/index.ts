@@ -1,0 +1,40 @@
+import type pg from 'pg';
+import type { Config } from '../config/index.js';
+import { type EmbeddedLogger, type EmbeddedPostgres, startEmbeddedPostgres } from './embedded.js';
+import { createPool } from './pool.js';
+
+export interface Database {
+  pool: pg.Pool;
+  url: string;
+  /** Present when Sift runs its own embedded server. */
+  embedded?: EmbeddedPostgres;
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to DATABASE_URL, or (unset) starts or joins the embedded server in DATA_DIR.
+ */
+export async function openDatabase(
+  config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR'>,
+  logger?: EmbeddedLogger & { error(obj: unknown, msg?: string): void },
+): Promise<Database> {
+  let embedded: EmbeddedPostgres | undefined;
+  let url = config.DATABASE_URL;
+  if (!url) {
+    embedded = await startEmbeddedPostgres({ dataDir: config.DATA_DIR, logger });
+    url = embedded.url;
+  }
+  const pool = createPool(url, {}, (err) => logger?.error({ err }, 'idle database client error'));
+  let closed = false;
+  return {
+    pool,
+    url,
+    embedded,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pool.end().catch(() => {});
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type pg from 'pg';
+
+/*
+ * Forward-only migrations: migrations/NNNN_name.sql, each applied once in its
+ * own transaction and recorded with the SHA-256 of its text. Runs under a
+ * Postgres advisory lock so that instances starting together apply each file
+ * once. A file whose text changed after it was applied stops the start.
+ */
+
+export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
+const LOCK_KEY = 7_262_817_301; // arbitrary, constant: "sift migrations"
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+  checksum: string;
+}
+
+export class MigrationError extends Error {
+  override name = 'MigrationError';
+}
+
+export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
+  const files = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
+  const seen = new Set<number>();
+  return files.map((file) => {
+    const match = /^(\d{4})_([a-z0-9_]+)\.sql$/.exec(file);
+    if (!match) throw new MigrationError(`migrations/${file}: name must look like NNNN_name.sql`);
+    const version = Number(match[1]);
+    if (seen.has(version)) throw new MigrationError(`migrations/${file}: version ${version} is used twice`);
+    seen.add(version);
+    const sql = readFileSync(path.join(dir, file), 'utf8');
+    return { version, name: file, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+  });
+}
+
+export interface MigrateResult {
+  applied: string[];
+}
+
+export async function migrate(pool: pg.Pool, dir = MIGRATIONS_DIR): Promise<MigrateResult> {
+  const migrations = readMigrations(dir);
+  const client = await pool.connect();
+  try {
+    await client.query('SET statement_timeout = 0');
+    await client.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
+    try {
+      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version integer PRIMARY KEY,
+        name text NOT NULL,
+        checksum text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`);
+      const { rows } = await client.query<{ version: number; name: string; checksum: string }>(
+        'SELECT version, name, checksum FROM schema_migrations ORDER BY version',
+      );
+      const applied = new Map(rows.map((r) => [r.version, r]));
+      for (const m of migrations) {
+        const row = applied.get(m.version);
+        if (row && row.checksum !== m.checksum) {
+          throw new MigrationError(
+            `migrations/${m.name} changed after it was applied (checksum ${m.checksum.slice(0, 12)} ≠ recorded ${row.checksum.slice(0, 12)}); migrations are forward-only: add a new file instead`,
+          );
+        }
+      }
+      const done: string[] = [];
+      for (const m of migrations) {
+        if (applied.has(m.version)) continue;
+        await client.query('BEGIN');
+        try {
+          await client.query(m.sql);
+          await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
+            m.version,
+            m.name,
+            m.checksum,
+          ]);
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => {});
+          throw new MigrationError(`migrations/${m.name} failed: ${(err as Error).message}`);
+        }
+        done.push(m.name);
+      }
+      return { applied: done };
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [LOCK_KEY]).catch(() => {});
+    }
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,79 @@
+import { createRequire } from 'node:module';
+import type { FastifyServerOptions } from 'fastify';
+import type { Config } from './config/index.js';
+
+/** Query parameters whose values never reach a log line. */
+const SECRET_QUERY_PARAMS = new Set(['token', 'key', 'api_key', 'apikey', 'api-key', 'password']);
+
+/** Replaces the values of secret-bearing query parameters with `[redacted]`. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const query = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const rawName = eq < 0 ? pair : pair.slice(0, eq);
+      let name = rawName;
+      try {
+        name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+      } catch {
+        /* keep raw */
+      }
+      return SECRET_QUERY_PARAMS.has(name.toLowerCase()) ? `${rawName}=[redacted]` : pair;
+    })
+    .join('&');
+  return `${url.slice(0, q)}?${query}`;
+}
+
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers["x-monitor-token"]',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  'headers.authorization',
+  'headers["x-api-key"]',
+  'headers["x-monitor-token"]',
+  'headers.cookie',
+  'headers["set-cookie"]',
+];
+
+function prettyTransport(): { target: string } | undefined {
+  if (!process.stdout.isTTY) return undefined;
+  try {
+    createRequire(import.meta.url).resolve('pino-pretty');
+    return { target: 'pino-pretty' };
+  } catch {
+    return undefined;
+  }
+}
+
+interface LoggableRequest {
+  method: string;
+  url: string;
+  hostname?: string;
+  ip?: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** pino options for Fastify: JSON to stdout (pretty on a TTY), secrets redacted. */
+export function loggerOptions(config: Pick<Config, 'LOG_LEVEL'>): FastifyServerOptions['logger'] {
+  return {
+    level: config.LOG_LEVEL,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    transport: prettyTransport(),
+    serializers: {
+      req(req: LoggableRequest) {
+        return {
+          method: req.method,
+          url: redactUrl(req.url),
+          host: req.hostname,
+          remoteAddress: req.ip,
+          userAgent: req.headers['user-agent'],
+        };
+      },
+    },
+  };
+}

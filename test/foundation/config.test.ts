@@ -1,0 +1,75 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, ENV_VARIABLES, parseConfig } from '../../src/config/index.js';
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    parseConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe('configuration', () => {
+  it('gives the documented defaults for an empty environment', () => {
+    const c = parseConfig({});
+    expect(c.PORT).toBe(8000);
+    expect(c.HOST).toBe('0.0.0.0');
+    expect(c.LOG_LEVEL).toBe('info');
+    expect(c.DATABASE_URL).toBe('');
+    expect(c.DATA_DIR.endsWith('/data')).toBe(true);
+    expect(c.TRUST_PROXY).toBe(false);
+    expect(c.API_THROTTLE_BURST).toEqual({ limit: 60, windowSeconds: 60, text: '60/min' });
+    expect(c.API_THROTTLE_SUSTAINED).toEqual({ limit: 5000, windowSeconds: 86400, text: '5000/day' });
+  });
+
+  it('treats empty values as unset', () => {
+    expect(parseConfig({ PORT: '', LOG_LEVEL: ' ' }).PORT).toBe(8000);
+  });
+
+  it('names every bad variable on its own line and says why', () => {
+    const lines = problems({ PORT: 'abc', LOG_LEVEL: 'loud', API_THROTTLE_BURST: '10/fortnight', STATUS_PAGE_ENABLED: 'maybe' });
+    expect(lines).toHaveLength(4);
+    expect(lines.find((l) => l.startsWith('PORT:'))).toMatch(/integer/);
+    expect(lines.find((l) => l.startsWith('LOG_LEVEL:'))).toMatch(/one of/);
+    expect(lines.find((l) => l.startsWith('API_THROTTLE_BURST:'))).toMatch(/period/);
+    expect(lines.find((l) => l.startsWith('STATUS_PAGE_ENABLED:'))).toMatch(/true or false/);
+  });
+
+  it('rejects out-of-range ports, short secrets and non-http base URLs', () => {
+    expect(problems({ PORT: '70000' })[0]).toMatch(/^PORT:/);
+    expect(problems({ PORT: '-1' })[0]).toMatch(/^PORT:/);
+    expect(problems({ SECRET_KEY: 'short' })[0]).toMatch(/^SECRET_KEY: .*32/);
+    expect(problems({ BRAVE_BASE_URL: 'ftp://x' })[0]).toMatch(/^BRAVE_BASE_URL:/);
+  });
+
+  it('parses TRUST_PROXY as a boolean, a hop count or an address list', () => {
+    expect(parseConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+    expect(parseConfig({ TRUST_PROXY: '2' }).TRUST_PROXY).toBe(2);
+    expect(parseConfig({ TRUST_PROXY: '10.0.0.0/8,127.0.0.1' }).TRUST_PROXY).toBe('10.0.0.0/8,127.0.0.1');
+  });
+
+  it('lists every variable in .env.example with an explanation', () => {
+    const text = readFileSync('.env.example', 'utf8').split('\n');
+    for (const name of ENV_VARIABLES) {
+      const i = text.findIndex((l) => l.startsWith(`${name}=`));
+      expect(i, `${name} missing from .env.example`).toBeGreaterThan(0);
+      expect(text[i - 1]?.startsWith('#'), `${name} has no explanation line`).toBe(true);
+    }
+    const listed = text.filter((l) => /^[A-Z_]+=/.test(l)).map((l) => l.split('=')[0]);
+    expect(new Set(listed)).toEqual(new Set(ENV_VARIABLES));
+  });
+
+  it('makes the server exit 1 naming PORT when PORT=abc', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      env: { ...process.env, PORT: 'abc', DATA_DIR: 'data/never-used' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^PORT: must be an integer/m);
+  });
+});

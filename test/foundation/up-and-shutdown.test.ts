@@ -1,0 +1,119 @@
+import { spawn } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { createLifecycle } from '../../src/lifecycle.js';
+import { createPool } from '../../src/db/pool.js';
+import { shutdown } from '../../src/shutdown.js';
+import { testConfig } from '../helpers/app.js';
+import { type TestDatabase, createTestDatabase } from '../helpers/db.js';
+
+describe('/up', () => {
+  it('answers 200 OK as text/plain for any method while the database is unreachable', async () => {
+    const pool = createPool('postgres://nobody:x@127.0.0.1:1/none', { connectionTimeoutMillis: 200 });
+    const app = await buildApp(testConfig(null), { pool, logger: false });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    for (const method of ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
+      const res = await fetch(`${base}/up`, { method });
+      expect(res.status, method).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect(await res.text()).toBe('OK');
+    }
+    const slash = await fetch(`${base}/up/?probe=1`, { headers: { Host: 'evil.example' } });
+    expect(await slash.text()).toBe('OK');
+    const head = await fetch(`${base}/up`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    // through Fastify itself (inject bypasses the HTTP server's fast path)
+    const injected = await app.inject({ method: 'DELETE', url: '/up' });
+    expect(injected.statusCode).toBe(200);
+    expect(injected.body).toBe('OK');
+    await app.close();
+    await pool.end();
+  });
+});
+
+describe('JSON errors and request ids', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => db.drop());
+
+  it('answers unknown paths with a JSON 404 and an X-Request-Id header', async () => {
+    const app = await buildApp(testConfig(db), { pool: db.pool, logger: false });
+    const res = await app.inject({ url: '/no/such/page' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ detail: 'Not found.' });
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const given = await app.inject({ url: '/x', headers: { 'x-request-id': 'abc-123' } });
+    expect(given.headers['x-request-id']).toBe('abc-123');
+    const bad = await app.inject({ url: '/x', headers: { 'x-request-id': 'not ok\u00e9' } });
+    expect(bad.headers['x-request-id']).not.toBe('not ok\u00e9');
+    await app.close();
+  });
+});
+
+describe('graceful shutdown', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => db.drop());
+
+  it('lets an in-flight request finish, refuses new connections, flushes, then closes the pool', async () => {
+    const lifecycle = createLifecycle();
+    const pool = createPool(db.url);
+    const app = await buildApp(testConfig(db), { pool, lifecycle, logger: false });
+    app.get('/slow', async () => {
+      await new Promise((r) => setTimeout(r, 400));
+      return { done: true };
+    });
+    const flushed: string[] = [];
+    lifecycle.onFlush('counter', async () => {
+      const { rows } = await pool.query('SELECT 1 AS one');
+      flushed.push(`flushed:${rows[0].one}`);
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+
+    const inFlight = fetch(`${base}/slow`).then(async (r) => ({ status: r.status, body: await r.json() }));
+    await new Promise((r) => setTimeout(r, 100));
+    const stopping = shutdown({
+      app,
+      lifecycle,
+      closeDatabase: () => pool.end(),
+      drainTimeoutMs: 5000,
+      log: { warn: () => {}, error: () => {} },
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    await expect(fetch(`${base}/up`, { headers: { connection: 'close' } })).rejects.toThrow();
+    expect(await inFlight).toEqual({ status: 200, body: { done: true } });
+    await stopping;
+    expect(flushed[0]).toBe('flushed:1');
+    expect(pool.ending).toBe(true);
+  });
+
+  it('stops a real server process on SIGTERM with exit status 0', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c) => (output += c));
+    child.stderr.on('data', (c) => (output += c));
+    await waitFor(() => output.includes('"msg":"ready"'), 20_000);
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(output).toContain('"msg":"stopped"');
+  });
+});
+
+async function waitFor(cond: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
