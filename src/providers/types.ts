@@ -73,3 +73,24 @@ export class UpstreamError extends Error {
     return 'error';
   }
 }
+
+/** `app.upstream`: the only way search code reaches an upstream. Records health, classifies failures. */
+export interface Upstream {
+  /** Resolves with parse(body), or rejects with an UpstreamError (already recorded as a failure). */
+  call<T>(call: ProviderCall<T>): Promise<T>;
+}
+
+/** `app.providers`: what this instance has configured. */
+export interface ProviderDirectory {
+  /** Has its key (or is keyless) and is not in DISABLED_PROVIDERS. */
+  isConfigured(slug: ProviderSlug): boolean;
+  /** The provider's timeout in ms (PROVIDER_TIMEOUT_MS overrides every default). */
+  timeoutMs(slug: ProviderSlug): number;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    upstream: Upstream;
+    providers: ProviderDirectory;
+  }
+}
