@@ -1,6 +1,6 @@
 // Builds dist/ with tsc when it is missing or older than any source file.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -18,6 +18,8 @@ function newestSource(dir) {
 }
 
 export function ensureBuilt() {
+  // A deployed image ships dist/ without the sources: nothing to build.
+  if (!existsSync(path.join(root, 'src'))) return;
   let built = 0;
   try {
     built = statSync(stamp).mtimeMs;

@@ -17,6 +17,8 @@ export interface Command {
   /** Usage line after the command name, e.g. `<username> [--staff]`. */
   usage: string;
   options?: ParseArgsConfig['options'];
+  /** Commands open the database already migrated unless this is set (the migrate command itself). */
+  noAutoMigrate?: boolean;
   run(ctx: CliContext, args: { positionals: string[]; values: Record<string, string | boolean | undefined> }): Promise<void>;
 }
 

@@ -51,7 +51,7 @@ export async function runCli(argv: string[]): Promise<number> {
       async db(): Promise<pg.Pool> {
         if (!database) {
           database = await openDatabase(config);
-          await migrate(database.pool);
+          if (!command.noAutoMigrate) await migrate(database.pool);
         }
         return database.pool;
       },

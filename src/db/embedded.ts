@@ -101,7 +101,7 @@ export async function locateBinaries(logger: EmbeddedLogger = quietLogger): Prom
  * native/pg-symlinks.json. When installs ran with --ignore-scripts they are
  * missing; recreate them here (the same thing the postinstall does).
  */
-async function repairInstall(packageDir: string, logger: EmbeddedLogger): Promise<void> {
+export async function repairInstall(packageDir: string, logger: EmbeddedLogger): Promise<void> {
   const listFile = path.join(packageDir, 'native', 'pg-symlinks.json');
   if (!existsSync(listFile)) return;
   let links: { source: string; target: string }[];

@@ -5,6 +5,7 @@ export const migrateCommand: Command = {
   name: 'migrate',
   summary: 'Apply pending database migrations',
   usage: '',
+  noAutoMigrate: true,
   async run(ctx) {
     const pool = await ctx.db();
     const { applied } = await migrate(pool);
