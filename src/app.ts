@@ -3,9 +3,15 @@ import http from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { Config } from './config/index.js';
+import { registerWebSessions } from './auth/web-session.js';
 import { type Lifecycle, createLifecycle } from './lifecycle.js';
 import { loggerOptions } from './logging.js';
+import { providersPlugin } from './providers/plugin.js';
 import { apiRoutes } from './routes/api/index.js';
+import { healthRoutes } from './routes/health.js';
+import { statusPage } from './routes/status-page.js';
+import { accountPages } from './routes/web/index.js';
+import { createSearchCache } from './search/cache.js';
 import { answerUp, isUpPath } from './routes/up.js';
 
 export interface AppDeps {
@@ -51,6 +57,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorate('config', config);
   app.decorate('pool', deps.pool);
   app.decorate('lifecycle', lifecycle);
+  app.decorate('searchCache', createSearchCache(config.SEARCH_CACHE_MAX_MB));
 
   // The same answer for requests that reach Fastify directly (inject in tests).
   app.addHook('onRequest', async (request, reply) => {
@@ -90,7 +97,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   // Feature modules register here.
+  // Cookies, sessions, CSRF and form bodies for the whole app (not loaded for /api/v1).
+  await registerWebSessions(app);
+  await app.register(providersPlugin);
+  await app.register(healthRoutes);
+  await app.register(statusPage);
   await app.register(apiRoutes, { prefix: '/api/v1' });
+  await app.register(accountPages);
 
   return app;
 }

@@ -197,13 +197,8 @@ export function providerInfo(slug: ProviderSlug): ProviderInfo {
   return BY_SLUG.get(slug)!;
 }
 
-/** `app.providers`, plus the lists the health surface needs. */
-export interface Providers extends ProviderDirectory {
-  /** Configured providers, in registry order. */
-  configured(): ProviderInfo[];
-  /** The registry entry of a slug, or undefined when the name is not a provider. */
-  get(slug: string): ProviderInfo | undefined;
-}
+/** `app.providers` (the registry's view of this instance's configuration). */
+export type Providers = ProviderDirectory;
 
 export function createProviderDirectory(config: Config): Providers {
   const disabled = new Set(config.DISABLED_PROVIDERS);

@@ -4,6 +4,8 @@
  * them; search modules only ever call `app.upstream.call(...)`.
  */
 
+import type { ProviderInfo } from './registry.js';
+
 export const PROVIDER_SLUGS = [
   'provider_01',
   'provider_02',
@@ -28,7 +30,15 @@ export type ProviderSlug = (typeof PROVIDER_SLUGS)[number];
 export type ProviderGroup = 'engine' | 'media' | 'cards' | 'instant' | 'maps' | 'translate';
 
 /** How a failure is classified (also the `reason` values seen by API clients, see FailureReason). */
-export type FailureKind = 'timeout' | 'connect' | 'http_status' | 'rate_limited' | 'bad_response' | 'too_large';
+export type FailureKind =
+  | 'timeout'
+  | 'connect'
+  | 'http_status'
+  | 'rate_limited'
+  | 'bad_response'
+  | 'too_large'
+  /** The provider is not configured on this instance: never called, nothing recorded. */
+  | 'not_configured';
 
 /** `unresponsive[].reason` in search responses (DESIGN.md section 3). */
 export type FailureReason = 'timeout' | 'error' | 'rate_limited' | 'unavailable';
@@ -38,6 +48,8 @@ export interface UpstreamRequest {
   url: string;
   headers?: Record<string, string>;
   body?: string;
+  /** Follow up to 3 redirects (keyless providers only, e.g. Wikipedia). Default false. */
+  followRedirects?: boolean;
 }
 
 /** One call to one provider: the request, and how to turn the parsed JSON body into a value. */
@@ -69,7 +81,7 @@ export class UpstreamError extends Error {
   get reason(): FailureReason {
     if (this.kind === 'timeout') return 'timeout';
     if (this.kind === 'rate_limited') return 'rate_limited';
-    if (this.kind === 'connect') return 'unavailable';
+    if (this.kind === 'connect' || this.kind === 'not_configured') return 'unavailable';
     return 'error';
   }
 }
@@ -86,6 +98,10 @@ export interface ProviderDirectory {
   isConfigured(slug: ProviderSlug): boolean;
   /** The provider's timeout in ms (PROVIDER_TIMEOUT_MS overrides every default). */
   timeoutMs(slug: ProviderSlug): number;
+  /** Configured providers, in registry (display) order. */
+  configured(): ProviderInfo[];
+  /** The registry entry of a name, or undefined when it is not a provider slug. */
+  get(slug: string): ProviderInfo | undefined;
 }
 
 declare module 'fastify' {

@@ -1,4 +1,11 @@
 import type { FastifyInstance } from 'fastify';
+import { registerApiKeyAuthentication } from '../../auth/api-key-auth.js';
+import { registerApiLimits } from '../../limits/api-limits.js';
+import { apiKeyRoute } from './key.js';
+import { apiRootRoute } from './root.js';
+import { apiStatusRoute } from './status.js';
+import { suggestRoute } from './suggest.js';
+import { webRoute } from './web.js';
 
 /**
  * Everything under /api/v1/ (registered with that prefix). Order of checks on
@@ -7,8 +14,15 @@ import type { FastifyInstance } from 'fastify';
  */
 export async function apiRoutes(app: FastifyInstance): Promise<void> {
   // 1. authentication (src/auth) — onRequest hook
+  registerApiKeyAuthentication(app);
   // 2. rate limits and monthly quota (src/limits) — onRequest hook, after authentication
+  registerApiLimits(app);
   // 3. endpoints
+  await app.register(apiRootRoute);
+  await app.register(apiKeyRoute);
+  await app.register(apiStatusRoute);
+  await app.register(webRoute);
+  await app.register(suggestRoute);
 
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not found.' }));
 }

@@ -1,0 +1,203 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
+import type pg from 'pg';
+import { parseKey, secretMatches } from './key-format.js';
+import type { ApiPrincipal } from './types.js';
+
+/*
+ * Authentication of every request under /api/v1/ by API key. Key rows are
+ * cached in memory for at most CACHE_TTL_MS, so a hit costs no database round
+ * trip and a miss costs one; a key revoked (or an owner disabled) on another
+ * instance stops working here within that time, and at once on this one.
+ */
+
+export const CACHE_TTL_MS = 10_000;
+const CACHE_MAX_ENTRIES = 10_000;
+const LAST_USED_INTERVAL_MS = 60_000;
+
+export const NOT_PROVIDED = 'Authentication credentials were not provided.';
+export const INVALID_KEY = 'Invalid or revoked API key.';
+export const USER_DISABLED = 'User account is disabled.';
+export const UNAVAILABLE = 'Service temporarily unavailable.';
+
+interface KeyRow {
+  keyId: number;
+  prefix: string;
+  secretHash: Buffer;
+  revoked: boolean;
+  userId: number;
+  username: string;
+  userActive: boolean;
+}
+
+/** What the cache holds for a prefix: its row, or that there is none. */
+type CachedKey = { row: KeyRow } | { row: null };
+
+export type AuthOutcome =
+  | { kind: 'ok'; principal: ApiPrincipal }
+  | { kind: 'not-provided' }
+  | { kind: 'invalid' }
+  | { kind: 'disabled' };
+
+/**
+ * The key a request presents, or null when it presents none:
+ * `Authorization: Api-Key <key>` or `Bearer <key>` (scheme case-insensitive, exactly two parts),
+ * otherwise `X-Api-Key: <key>`. Any other Authorization value is ignored.
+ */
+export function presentedKey(headers: FastifyRequest['headers']): string | null {
+  const authorization = headers.authorization;
+  if (typeof authorization === 'string') {
+    const parts = authorization.trim().split(/\s+/);
+    if (parts.length === 2) {
+      const scheme = parts[0]!.toLowerCase();
+      if (scheme === 'api-key' || scheme === 'bearer') return parts[1]!;
+    }
+  }
+  const header = headers['x-api-key'];
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  return value ? value : null;
+}
+
+export interface ApiKeyAuthenticator {
+  /** Throws when the database cannot be reached. */
+  authenticate(presented: string | null): Promise<AuthOutcome>;
+  /** Drops a cached key (after a revocation on this instance). */
+  forget(prefix: string): void;
+  /** Drops every cached key (after a user is disabled on this instance). */
+  forgetAll(): void;
+}
+
+export function createApiKeyAuthenticator(pool: pg.Pool, ttlMs = CACHE_TTL_MS): ApiKeyAuthenticator {
+  const cache = new LRUCache<string, CachedKey>({
+    max: CACHE_MAX_ENTRIES,
+    ttl: ttlMs,
+    // Concurrent misses for one prefix share one query.
+    fetchMethod: async (prefix) => ({ row: await loadKey(pool, prefix) }),
+  });
+  return {
+    async authenticate(presented) {
+      if (presented === null) return { kind: 'not-provided' };
+      const parsed = parseKey(presented);
+      if (!parsed) return { kind: 'invalid' };
+      const cached = await cache.fetch(parsed.prefix);
+      const row = cached?.row;
+      if (!row || row.revoked || !secretMatches(parsed.secret, row.secretHash)) return { kind: 'invalid' };
+      if (!row.userActive) return { kind: 'disabled' };
+      return {
+        kind: 'ok',
+        principal: { keyId: row.keyId, prefix: row.prefix, userId: row.userId, username: row.username },
+      };
+    },
+    forget(prefix) {
+      cache.delete(prefix);
+    },
+    forgetAll() {
+      cache.clear();
+    },
+  };
+}
+
+async function loadKey(pool: pg.Pool, prefix: string): Promise<KeyRow | null> {
+  const { rows } = await pool.query<{
+    id: string;
+    secret_hash: Buffer;
+    revoked: boolean;
+    user_id: string;
+    username: string;
+    is_active: boolean;
+  }>(
+    `SELECT k.id, k.secret_hash, k.revoked_at IS NOT NULL AS revoked, k.user_id, u.username, u.is_active
+       FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.prefix = $1`,
+    [prefix],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    keyId: Number(r.id),
+    prefix,
+    secretHash: r.secret_hash,
+    revoked: r.revoked,
+    userId: Number(r.user_id),
+    username: r.username,
+    userActive: r.is_active,
+  };
+}
+
+const authenticators = new WeakMap<pg.Pool, ApiKeyAuthenticator>();
+
+/** The one authenticator (and cache) of a pool, shared by the API and the pages that revoke keys. */
+export function authenticatorFor(pool: pg.Pool): ApiKeyAuthenticator {
+  let authenticator = authenticators.get(pool);
+  if (!authenticator) {
+    authenticator = createApiKeyAuthenticator(pool);
+    authenticators.set(pool, authenticator);
+  }
+  return authenticator;
+}
+
+/**
+ * Writes `last_used_at` at most once a minute per key, never on the response
+ * path; failures are logged and forgotten. `flush()` waits for writes in flight.
+ */
+export function createLastUsedRecorder(pool: pg.Pool, onError: (err: unknown) => void) {
+  const recent = new LRUCache<number, true>({ max: CACHE_MAX_ENTRIES, ttl: LAST_USED_INTERVAL_MS });
+  const inFlight = new Set<Promise<void>>();
+  return {
+    touch(keyId: number): void {
+      if (recent.has(keyId)) return;
+      recent.set(keyId, true);
+      const write = pool
+        .query(
+          `UPDATE api_keys SET last_used_at = now()
+            WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '60 seconds')`,
+          [keyId],
+        )
+        .then(
+          () => undefined,
+          (err) => onError(err),
+        )
+        .finally(() => inFlight.delete(write));
+      inFlight.add(write);
+    },
+    async flush(): Promise<void> {
+      await Promise.all([...inFlight]);
+    },
+  };
+}
+
+function unauthorized(reply: FastifyReply, detail: string): FastifyReply {
+  return reply.code(401).header('WWW-Authenticate', 'Api-Key').send({ detail });
+}
+
+/** Adds the authentication hook to the /api/v1 plugin: every route and the 404 handler. */
+export function registerApiKeyAuthentication(app: FastifyInstance): void {
+  const authenticator = authenticatorFor(app.pool);
+  const lastUsed = createLastUsedRecorder(app.pool, (err) =>
+    app.log.warn({ err }, 'could not record when an API key was last used'),
+  );
+  app.lifecycle.onFlush('api-key-last-used', () => lastUsed.flush());
+
+  app.addHook('onRequest', async (request, reply) => {
+    let outcome: AuthOutcome;
+    try {
+      outcome = await authenticator.authenticate(presentedKey(request.headers));
+    } catch (err) {
+      request.log.warn({ err }, 'API key lookup failed');
+      return reply.code(503).header('Retry-After', '5').send({ detail: UNAVAILABLE });
+    }
+    switch (outcome.kind) {
+      case 'not-provided':
+        return unauthorized(reply, NOT_PROVIDED);
+      case 'invalid':
+        return unauthorized(reply, INVALID_KEY);
+      case 'disabled':
+        return reply.code(403).send({ detail: USER_DISABLED });
+      case 'ok':
+        request.apiKey = outcome.principal;
+    }
+  });
+
+  app.addHook('onResponse', async (request) => {
+    if (request.apiKey) lastUsed.touch(request.apiKey.keyId);
+  });
+}

@@ -1,0 +1,75 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/*
+ * The API key format: `svc_sk_<prefix>.<secret>`. The prefix is 8 lowercase
+ * hex characters (stored in clear, unique); the secret is 32 random bytes in
+ * base64url (43 characters). Only the SHA-256 of the secret is stored.
+ */
+
+export const KEY_BRAND = 'svc_sk_';
+const PREFIX = /^[0-9a-f]{8}$/;
+const SECRET = /^[A-Za-z0-9_-]{1,512}$/;
+
+export interface GeneratedKey {
+  key: string;
+  prefix: string;
+  secretHash: Buffer;
+}
+
+export function generateKey(): GeneratedKey {
+  const prefix = randomBytes(4).toString('hex');
+  const secret = randomBytes(32).toString('base64url');
+  return { key: `${KEY_BRAND}${prefix}.${secret}`, prefix, secretHash: hashSecret(secret) };
+}
+
+export function hashSecret(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
+}
+
+/** Constant-time comparison of a presented secret with a stored hash. */
+export function secretMatches(secret: string, storedHash: Buffer): boolean {
+  const presented = hashSecret(secret);
+  return storedHash.length === presented.length && timingSafeEqual(presented, storedHash);
+}
+
+/**
+ * Splits a presented key into prefix and secret. Accepts it with or without
+ * the `svc_sk_` brand; anything else (no dot, a bad prefix, an empty or
+ * oversized secret) is null.
+ */
+export function parseKey(presented: string): { prefix: string; secret: string } | null {
+  let value = presented.trim();
+  if (value.startsWith(KEY_BRAND)) value = value.slice(KEY_BRAND.length);
+  const dot = value.indexOf('.');
+  if (dot < 0) return null;
+  const prefix = value.slice(0, dot);
+  const secret = value.slice(dot + 1);
+  if (!PREFIX.test(prefix) || !SECRET.test(secret)) return null;
+  return { prefix, secret };
+}
+
+/**
+ * The prefix named by an operator: `svc_sk_xxxxxxxx`, the bare 8 hex
+ * characters, or a full key (cut at the first dot). Null when it is not one.
+ */
+export function parsePrefixReference(reference: string): string | null {
+  let value = reference.trim();
+  if (value.startsWith(KEY_BRAND)) value = value.slice(KEY_BRAND.length);
+  const dot = value.indexOf('.');
+  if (dot >= 0) value = value.slice(0, dot);
+  value = value.toLowerCase();
+  return PREFIX.test(value) ? value : null;
+}
+
+export function displayPrefix(prefix: string): string {
+  return `${KEY_BRAND}${prefix}`;
+}
+
+/** Stored name of a key: blank means "API key"; at most 100 characters. */
+export const DEFAULT_KEY_NAME = 'API key';
+export const MAX_KEY_NAME_LENGTH = 100;
+
+export function normaliseKeyName(name: string | undefined | null): string {
+  const trimmed = (name ?? '').trim();
+  return trimmed === '' ? DEFAULT_KEY_NAME : trimmed;
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import type { Config } from '../../config/index.js';
+import type { EngineResult, EngineSlice } from '../../search/merge.js';
+import type { WebQuery } from '../../search/params.js';
+import { netloc } from '../netloc.js';
+import { body, list, text } from '../tolerant.js';
+import type { ProviderCall } from '../types.js';
+
+/*
+ * Marginalia v2 (provider_03): GET {MARGINALIA_BASE_URL}/search?query=&count=10&page=<page>&nsfw=<0|1>
+ * with header API-Key. nsfw=0 when safe search is off, 1 (the upstream's
+ * "reduce" filter) when on. No language or date parameter.
+ */
+
+export const MARGINALIA_PAGE_SIZE = 10;
+
+const schema = body({ results: list(z.object({ title: text, url: text, description: text })) });
+
+export type MarginaliaConfig = Pick<Config, 'MARGINALIA_API_KEY' | 'MARGINALIA_BASE_URL'>;
+
+export function marginaliaParams(query: WebQuery): URLSearchParams {
+  return new URLSearchParams({
+    query: query.q,
+    count: String(MARGINALIA_PAGE_SIZE),
+    page: String(query.page),
+    nsfw: query.safe ? '1' : '0',
+  });
+}
+
+export function parseMarginalia(json: unknown): EngineSlice {
+  const results: EngineResult[] = [];
+  for (const r of schema.parse(json).results) {
+    if (!r.url) continue;
+    results.push({
+      title: r.title,
+      url: r.url,
+      description: r.description,
+      display_url: netloc(r.url),
+      favicon_url: '',
+      age: '',
+      sitelinks: [],
+    });
+  }
+  return { results, altered: '' };
+}
+
+export function marginaliaCall(query: WebQuery, config: MarginaliaConfig): ProviderCall<EngineSlice> {
+  return {
+    provider: 'provider_03',
+    request: {
+      method: 'GET',
+      url: `${config.MARGINALIA_BASE_URL}/search?${marginaliaParams(query)}`,
+      headers: { Accept: 'application/json', 'API-Key': config.MARGINALIA_API_KEY },
+    },
+    parse: parseMarginalia,
+  };
+}

@@ -1,0 +1,67 @@
+/*
+ * Keeping secrets out of error text and logs. Some upstreams take their key
+ * as a query parameter (Mojeek `api_key`, Pixabay `key`, Stack Exchange
+ * `key`), others in a header; an upstream may also echo the request back in
+ * an error body. Everything that reaches an error message or a log line goes
+ * through here.
+ */
+
+const SECRET_PARAM = /^(key|api_key|apikey|api-key|token|access_token|password|pin|secret)$/i;
+/** Request headers whose values are not secret. */
+const PLAIN_HEADERS = new Set(['accept', 'accept-encoding', 'accept-language', 'content-type', 'user-agent', 'cache-control']);
+/** Values shorter than this are not treated as secrets (they would blank out ordinary words). */
+const MIN_SECRET_LENGTH = 4;
+
+/** The URL without credentials, query string or fragment: safe to log. */
+export function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '[invalid url]';
+  }
+}
+
+/** The secret values a request carries: secret-named query parameters, credential headers, URL user info. */
+export function requestSecrets(url: string, headers: Record<string, string> = {}): string[] {
+  const out: string[] = [];
+  try {
+    const u = new URL(url);
+    for (const [name, value] of u.searchParams) if (SECRET_PARAM.test(name)) out.push(value);
+    if (u.username) out.push(decodeURIComponent(u.username));
+    if (u.password) out.push(decodeURIComponent(u.password));
+  } catch {
+    /* not a URL: nothing to collect */
+  }
+  for (const [name, value] of Object.entries(headers)) {
+    if (PLAIN_HEADERS.has(name.toLowerCase())) continue;
+    out.push(value);
+    const parts = value.trim().split(/\s+/);
+    if (parts.length === 2 && parts[1]) out.push(parts[1]);
+  }
+  return out;
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Replaces every occurrence of each secret (raw and URL-encoded) with `[redacted]`. */
+export function redactSecrets(text: string, secrets: Iterable<string>): string {
+  const values = new Set<string>();
+  for (const s of secrets) {
+    if (typeof s !== 'string' || s.length < MIN_SECRET_LENGTH) continue;
+    values.add(s);
+    values.add(encodeURIComponent(s));
+  }
+  if (values.size === 0) return text;
+  const pattern = new RegExp([...values].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|'), 'g');
+  return text.replace(pattern, '[redacted]');
+}
+
+/** One printable line of at most `max` characters. */
+export function oneLine(text: string, max: number): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
+  const flat = text.replace(/[\u0000-\u001f\u007f\s]+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

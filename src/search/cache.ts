@@ -1,0 +1,91 @@
+import { LRUCache } from 'lru-cache';
+
+/*
+ * The in-process response cache of upstream result slices (DESIGN.md
+ * section 7: per-instance, only for data where staleness is harmless).
+ *
+ * - Keyed by everything that changes the upstream request: callers use the
+ *   provider slug plus the exact request URL (query, page, safe, language,
+ *   date as mapped for that upstream, the base URL and the credential), so
+ *   two requests share an entry exactly when the upstream would be asked the
+ *   same thing.
+ * - Bounded in memory (SEARCH_CACHE_MAX_MB, by an estimate of each value's
+ *   size), least recently used entries evicted first, a TTL per entry (the
+ *   upstream's terms: Brave 60 s, the others 1 h).
+ * - Only successes are stored; a failure is never cached.
+ * - Concurrent misses for one key share a single upstream call.
+ */
+
+export interface SearchCache {
+  /**
+   * The cached value for `key`, or the result of `fetch()` (stored for `ttlMs`
+   * when it resolves; a rejection is passed on and nothing is stored).
+   * `size` estimates a value's memory in bytes.
+   */
+  getOrFetch<T>(key: string, ttlMs: number, size: (value: T) => number, fetch: () => Promise<T>): Promise<T>;
+  /** Whether `key` holds a live value (tests, diagnostics). */
+  has(key: string): boolean;
+  clear(): void;
+  readonly size: number;
+}
+
+interface Boxed {
+  value: unknown;
+}
+
+export function createSearchCache(maxMegabytes: number): SearchCache {
+  const maxSize = Math.max(1, Math.floor(maxMegabytes * 1024 * 1024));
+  const lru = new LRUCache<string, Boxed>({
+    maxSize,
+    // A value larger than the whole cache is simply not stored.
+    maxEntrySize: maxSize,
+    ttlAutopurge: false,
+    allowStale: false,
+    updateAgeOnGet: false,
+  });
+  const inFlight = new Map<string, Promise<unknown>>();
+
+  return {
+    getOrFetch<T>(key: string, ttlMs: number, size: (value: T) => number, fetch: () => Promise<T>): Promise<T> {
+      const hit = lru.get(key);
+      if (hit) return Promise.resolve(hit.value as T);
+      const pending = inFlight.get(key);
+      if (pending) return pending as Promise<T>;
+      const promise = fetch().then(
+        (value) => {
+          inFlight.delete(key);
+          const bytes = Math.max(1, Math.ceil(size(value)) + key.length * 2 + 64);
+          if (bytes <= maxSize) lru.set(key, { value }, { ttl: ttlMs, size: bytes });
+          return value;
+        },
+        (err: unknown) => {
+          inFlight.delete(key);
+          throw err;
+        },
+      );
+      inFlight.set(key, promise);
+      return promise;
+    },
+    has(key) {
+      return lru.has(key);
+    },
+    clear() {
+      lru.clear();
+    },
+    get size() {
+      return lru.size;
+    },
+  };
+}
+
+/** Rough memory footprint of a string in bytes (UTF-16 in V8, plus header). */
+export function stringBytes(s: string): number {
+  return s.length * 2 + 16;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The process-wide cache of upstream result slices (web, suggest, media). */
+    searchCache: SearchCache;
+  }
+}

@@ -1,0 +1,329 @@
+import { type FakeReply, type FakeRequest, type FakeServer, startFakeServer } from './fake-server.js';
+import { type Fixtures, type FixtureResult, hostOf, intParam, ResultBook, slugify } from './web-results.js';
+
+/*
+ * Fake Brave Search API (upstreams.md section 1), served under /res/v1 like the
+ * real one: web, images, news, videos and suggest. Checks the
+ * X-Subscription-Token header (a wrong token gives Brave's 422
+ * SUBSCRIPTION_TOKEN_INVALID, the token "limited" a 429 RATE_LIMITED with
+ * Brave's rate-limit headers) and the web paging parameters (count 1-20,
+ * offset 0-9, else a 422 VALIDATION error), like the real API.
+ */
+
+export interface BraveFakeOptions {
+  latencyMs?: number;
+  gzip?: boolean;
+  /** Accepted token for web/images/news/videos (default "brave-test-key"). */
+  key?: string;
+  /** Accepted token for suggest (default "brave-suggest-test-key"). */
+  suggestKey?: string;
+  fixtures?: Fixtures;
+}
+
+export type BraveFailure = 'invalid_key' | 'rate_limited' | 'quota' | 'validation';
+
+export interface BraveFake extends FakeServer {
+  /** Value for BRAVE_BASE_URL (…/res/v1). */
+  baseUrl: string;
+  key: string;
+  suggestKey: string;
+  /** Pins the ranked web results for `q` (all pages). */
+  setResults(q: string, items: FixtureResult[]): void;
+  /** Makes web search report `altered` as the corrected query for `q`. */
+  setAltered(q: string, altered: string | null): void;
+  /** Pins the suggestions for `q`. */
+  setSuggestions(q: string, list: string[]): void;
+  /** Every request fails with this Brave error until called with null. */
+  failWith(failure: BraveFailure | null): void;
+  /** Requests received on one endpoint (`web`, `images`, `news`, `videos`, `suggest`). */
+  requestsTo(endpoint: 'web' | 'images' | 'news' | 'videos' | 'suggest'): FakeRequest[];
+}
+
+let errorCounter = 0;
+
+export function braveError(
+  status: number,
+  code: string,
+  detail: string,
+  meta: Record<string, unknown> = {},
+): FakeReply {
+  errorCounter++;
+  return {
+    status,
+    body: {
+      type: 'ErrorResponse',
+      error: { id: `00000000-0000-4000-8000-${String(errorCounter).padStart(12, '0')}`, status, code, detail, meta },
+      time: Math.floor(Date.now() / 1000),
+    },
+  };
+}
+
+const RATE_HEADERS = {
+  'X-RateLimit-Limit': '1, 15000',
+  'X-RateLimit-Policy': '1;w=1, 15000;w=2592000',
+  'X-RateLimit-Remaining': '0, 1000',
+  'X-RateLimit-Reset': '1, 1419704',
+};
+
+function failureReply(failure: BraveFailure): FakeReply {
+  switch (failure) {
+    case 'invalid_key':
+      return braveError(422, 'SUBSCRIPTION_TOKEN_INVALID', 'The provided subscription token is invalid.', {
+        component: 'authentication',
+      });
+    case 'rate_limited':
+      return {
+        ...braveError(429, 'RATE_LIMITED', 'Request rate limit exceeded for plan.', { component: 'rate_limiter' }),
+        headers: RATE_HEADERS,
+      };
+    case 'quota':
+      return {
+        ...braveError(429, 'QUOTA_LIMITED', 'Request quota limit exceeded for plan.', { component: 'rate_limiter' }),
+        headers: RATE_HEADERS,
+      };
+    case 'validation':
+      return braveError(422, 'VALIDATION', 'Unable to validate request parameter(s)', {
+        errors: [{ type: 'value_error', loc: ['query', 'q'], msg: 'invalid' }],
+      });
+  }
+}
+
+function metaUrl(url: string) {
+  let scheme = 'https';
+  let host = '';
+  let path = '';
+  try {
+    const u = new URL(url);
+    scheme = u.protocol.replace(':', '');
+    host = u.host;
+    const parts = u.pathname.split('/').filter(Boolean);
+    path = parts.length ? `› ${parts.join(' › ')}` : '';
+  } catch {
+    /* keep blanks */
+  }
+  return {
+    scheme,
+    netloc: host,
+    hostname: host.replace(/:\d+$/, ''),
+    favicon: `https://imgs.search.brave.com/favicon/${host}`,
+    path,
+  };
+}
+
+function webResult(r: FixtureResult) {
+  const meta = metaUrl(r.url);
+  return {
+    type: 'search_result',
+    subtype: 'generic',
+    title: r.title ?? '',
+    url: r.url,
+    description: r.description ?? '',
+    age: r.age ?? 'March 3, 2024',
+    page_age: '2024-03-03T10:12:00',
+    language: 'en',
+    family_friendly: true,
+    is_source_local: false,
+    is_source_both: false,
+    profile: {
+      name: meta.hostname,
+      long_name: meta.hostname,
+      url: r.url,
+      img: r.favicon ?? `https://imgs.search.brave.com/profile/${meta.hostname}`,
+    },
+    meta_url: meta,
+    thumbnail: { src: `https://imgs.search.brave.com/thumb/${slugify(r.url)}`, original: `${r.url}/thumb.png` },
+    ...(r.sitelinks
+      ? { deep_results: { buttons: r.sitelinks.map((s) => ({ type: 'button_result', title: s.title, url: s.url })) } }
+      : {}),
+    extra_snippets: [],
+  };
+}
+
+export async function startBraveFake(options: BraveFakeOptions = {}): Promise<BraveFake> {
+  const key = options.key ?? 'brave-test-key';
+  const suggestKey = options.suggestKey ?? 'brave-suggest-test-key';
+  const book = new ResultBook('brave', options.fixtures);
+  const altered = new Map<string, string | null>();
+  const suggestions = new Map<string, string[]>();
+  let forced: BraveFailure | null = null;
+
+  function check(req: FakeRequest, expected: string): FakeReply | null {
+    if (forced) return failureReply(forced);
+    const token = req.headers['x-subscription-token'];
+    if (typeof token !== 'string' || token === '') {
+      return braveError(422, 'VALIDATION', 'Unable to validate request parameter(s)', {
+        errors: [{ type: 'missing', loc: ['header', 'x-subscription-token'], msg: 'Field required' }],
+      });
+    }
+    if (token === 'limited') return failureReply('rate_limited');
+    if (token !== expected) return failureReply('invalid_key');
+    const q = req.query.get('q');
+    if (!q) return failureReply('validation');
+    if (q.length > 400) return failureReply('validation');
+    return null;
+  }
+
+  function queryBlock(q: string) {
+    const alt = altered.get(q) ?? null;
+    return {
+      original: q,
+      altered: alt,
+      spellcheck_off: false,
+      show_strict_warning: false,
+      more_results_available: true,
+      country: 'us',
+    };
+  }
+
+  const web = (req: FakeRequest): FakeReply => {
+    const error = check(req, key);
+    if (error) return error;
+    const q = req.query.get('q')!;
+    const count = intParam(req.query.get('count'), 20);
+    const offset = intParam(req.query.get('offset'), 0);
+    if (count < 1 || count > 20 || offset < 0 || offset > 9) {
+      return braveError(422, 'VALIDATION', 'Unable to validate request parameter(s)', {
+        errors: [
+          { type: 'value_error', loc: ['query', count < 1 || count > 20 ? 'count' : 'offset'], msg: 'out of range' },
+        ],
+      });
+    }
+    const searched = altered.get(q) ?? q;
+    const results = book.slice(searched === q ? q : searched, offset * count, count).map(webResult);
+    return {
+      body: {
+        type: 'search',
+        query: queryBlock(q),
+        mixed: { type: 'mixed', main: [{ type: 'web', index: 0, all: true }], top: [], side: [] },
+        web: { type: 'search', family_friendly: req.query.get('safesearch') !== 'off', results },
+        news: { type: 'news', results: [] },
+        videos: { type: 'videos', results: [] },
+      },
+    };
+  };
+
+  const images = (req: FakeRequest): FakeReply => {
+    const error = check(req, key);
+    if (error) return error;
+    const q = req.query.get('q')!;
+    const count = Math.min(200, intParam(req.query.get('count'), 50));
+    const results = book.slice(q, 0, count).map((r) => {
+      const host = hostOf(r.url);
+      return {
+        type: 'image_result',
+        title: r.title ?? '',
+        url: r.url,
+        source: host,
+        page_fetched: '2025-09-15T10:30:00Z',
+        thumbnail: { src: `https://imgs.search.brave.com/thumb/${slugify(r.url)}`, width: 500, height: 333 },
+        properties: {
+          url: `${r.url}/image.jpg`,
+          placeholder: 'https://imgs.search.brave.com/placeholder',
+          width: 1920,
+          height: 1280,
+        },
+        meta_url: metaUrl(r.url),
+        confidence: 'high',
+      };
+    });
+    return { body: { type: 'images', query: queryBlock(q), results, extra: { might_be_offensive: false } } };
+  };
+
+  const news = (req: FakeRequest): FakeReply => {
+    const error = check(req, key);
+    if (error) return error;
+    const q = req.query.get('q')!;
+    const count = intParam(req.query.get('count'), 20);
+    const offset = intParam(req.query.get('offset'), 0);
+    const results = book.slice(q, offset * count, count).map((r) => ({
+      type: 'news_result',
+      title: r.title ?? '',
+      url: r.url,
+      description: r.description ?? '',
+      age: r.age ?? '2 hours ago',
+      page_age: '2025-11-20T08:00:00',
+      breaking: false,
+      thumbnail: { src: `https://imgs.search.brave.com/thumb/${slugify(r.url)}` },
+      meta_url: metaUrl(r.url),
+      extra_snippets: [],
+    }));
+    return { body: { type: 'news', query: queryBlock(q), results } };
+  };
+
+  const videos = (req: FakeRequest): FakeReply => {
+    const error = check(req, key);
+    if (error) return error;
+    const q = req.query.get('q')!;
+    const count = intParam(req.query.get('count'), 20);
+    const offset = intParam(req.query.get('offset'), 0);
+    const results = book.slice(q, offset * count, count).map((r, i) => ({
+      type: 'video_result',
+      title: r.title ?? '',
+      url: r.url,
+      description: r.description ?? '',
+      age: r.age ?? '1 year ago',
+      page_age: '2024-06-01T12:00:00',
+      video: {
+        duration: `${10 + i}:${String((i * 7) % 60).padStart(2, '0')}`,
+        views: 1000 + i,
+        creator: 'Fake Creator',
+        publisher: 'YouTube',
+        thumbnail: { src: `https://imgs.search.brave.com/video/${slugify(r.url)}` },
+      },
+      thumbnail: { src: `https://imgs.search.brave.com/thumb/${slugify(r.url)}`, original: `${r.url}/hq.jpg` },
+      meta_url: metaUrl(r.url),
+    }));
+    return { body: { type: 'videos', query: queryBlock(q), results, extra: { might_be_offensive: false } } };
+  };
+
+  const suggest = (req: FakeRequest): FakeReply => {
+    const error = check(req, suggestKey);
+    if (error) return error;
+    const q = req.query.get('q')!;
+    const list = suggestions.get(q) ?? [
+      q,
+      `${q} meaning`,
+      `${q} definition`,
+      `${q} examples`,
+      `${q} history`,
+      `${q} near me`,
+      `${q} wiki`,
+      `${q} news`,
+      `${q} images`,
+      `${q} video`,
+    ];
+    const count = intParam(req.query.get('count'), list.length);
+    return {
+      body: { type: 'suggest', query: { original: q }, results: list.slice(0, count).map((s) => ({ query: s })) },
+    };
+  };
+
+  const fake = await startFakeServer(
+    {
+      'GET /res/v1/web/search': web,
+      'GET /res/v1/images/search': images,
+      'GET /res/v1/news/search': news,
+      'GET /res/v1/videos/search': videos,
+      'GET /res/v1/suggest/search': suggest,
+    },
+    { latencyMs: options.latencyMs, gzip: options.gzip },
+  );
+
+  return Object.assign(fake, {
+    baseUrl: `${fake.url}/res/v1`,
+    key,
+    suggestKey,
+    setResults: (q: string, items: FixtureResult[]) => book.set(q, items),
+    setAltered: (q: string, alt: string | null) => {
+      altered.set(q, alt);
+    },
+    setSuggestions: (q: string, list: string[]) => {
+      suggestions.set(q, list);
+    },
+    failWith: (failure: BraveFailure | null) => {
+      forced = failure;
+    },
+    requestsTo: (endpoint: 'web' | 'images' | 'news' | 'videos' | 'suggest') =>
+      fake.requests.filter((r) => r.path === `/res/v1/${endpoint}/search`),
+  });
+}

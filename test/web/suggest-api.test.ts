@@ -1,0 +1,116 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { issueApiKey } from '../../src/auth/api-keys.js';
+import { createUser } from '../../src/auth/users.js';
+import { monthlySearches } from '../../src/limits/usage.js';
+import { startWebFakes, type WebFakes } from '../fakes/index.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+
+const LIMITS = { API_THROTTLE_BURST: '100000/min', API_THROTTLE_SUSTAINED: '1000000/day' };
+
+let db: TestDatabase;
+let fakes: WebFakes;
+let t: TestApp;
+let noKey: TestApp;
+let apiKey: string;
+let userId: number;
+let counter = 0;
+const uniq = (base: string) => `${base} ${++counter}`;
+
+async function suggest(q: string | null, app: TestApp = t) {
+  const qs = q === null ? '' : `?${new URLSearchParams({ q })}`;
+  const res = await app.app.inject({ url: `/api/v1/suggest/${qs}`, headers: { authorization: `Api-Key ${apiKey}` } });
+  return { status: res.statusCode, body: res.json() };
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  fakes = await startWebFakes();
+  t = await buildTestApp(db, { ...fakes.env, ...LIMITS, PROVIDER_TIMEOUT_MS: '500' });
+  const { BRAVE_SUGGEST_API_KEY: _omit, ...withoutSuggestKey } = fakes.env;
+  noKey = await buildTestApp(db, { ...withoutSuggestKey, ...LIMITS });
+  const user = await createUser(db.pool, { username: 'suggester' });
+  userId = user.id;
+  apiKey = (await issueApiKey(db.pool, user.id)).key;
+});
+
+afterEach(() => {
+  fakes.brave.setMode({ kind: 'normal' });
+  fakes.brave.failWith(null);
+  fakes.resetRequests();
+  t.app.health.recorder.resetThrottle();
+});
+
+afterAll(async () => {
+  await t?.close();
+  await noKey?.close();
+  await fakes?.close();
+  await db?.drop();
+});
+
+describe('GET /api/v1/suggest/', () => {
+  it('returns at most 7 non-empty suggestions from Brave Suggest, asked with the suggest key', async () => {
+    const q = uniq('albert');
+    fakes.brave.setSuggestions(q, ['albert einstein', '', 'albert camus', '  ', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6']);
+    const res = await suggest(`  ${q}  `);
+    expect(res).toEqual({
+      status: 200,
+      body: { query: q, suggestions: ['albert einstein', 'albert camus', 'a1', 'a2', 'a3', 'a4', 'a5'] },
+    });
+    const [req] = fakes.brave.requestsTo('suggest');
+    expect(req!.query.get('q')).toBe(q);
+    expect(req!.headers['x-subscription-token']).toBe(fakes.brave.suggestKey);
+  });
+
+  it('caches suggestions: a repeated query makes no second upstream call', async () => {
+    const q = uniq('cache me');
+    const first = await suggest(q);
+    const second = await suggest(q);
+    expect(second).toEqual(first);
+    expect(fakes.brave.requestsTo('suggest')).toHaveLength(1);
+  });
+
+  it('answers an empty list without calling Brave when no suggest key is configured', async () => {
+    const q = uniq('no key');
+    expect(await suggest(q, noKey)).toEqual({ status: 200, body: { query: q, suggestions: [] } });
+    expect(fakes.brave.requests).toHaveLength(0);
+  });
+
+  it('answers an empty list when Brave Suggest fails, records provider_01 down, and does not cache the failure', async () => {
+    const q = uniq('broken');
+    fakes.brave.failWith('rate_limited');
+    expect(await suggest(q)).toEqual({ status: 200, body: { query: q, suggestions: [] } });
+    await t.app.health.recorder.flush();
+    const { rows } = await db.pool.query("SELECT ok FROM provider_status WHERE provider = 'provider_01'");
+    expect(rows[0]?.ok).toBe(false);
+    fakes.brave.failWith(null);
+    const again = await suggest(q);
+    expect((again.body as { suggestions: string[] }).suggestions.length).toBe(7);
+    expect(fakes.brave.requestsTo('suggest')).toHaveLength(2);
+  });
+
+  it('answers within the timeout when Brave Suggest hangs', async () => {
+    fakes.brave.setMode({ kind: 'hang' });
+    const started = performance.now();
+    const res = await suggest(uniq('hang'));
+    expect(performance.now() - started).toBeLessThan(1200);
+    expect((res.body as { suggestions: string[] }).suggestions).toEqual([]);
+  });
+
+  it('requires q', async () => {
+    expect(await suggest(null)).toEqual({ status: 400, body: { q: 'This query parameter is required.' } });
+    expect(await suggest('   ')).toEqual({ status: 400, body: { q: 'This query parameter is required.' } });
+  });
+
+  it('counts one search per request, also without a suggest key, never for a 400', async () => {
+    await t.app.lifecycle.flush();
+    await noKey.app.lifecycle.flush();
+    await db.pool.query('DELETE FROM usage_monthly');
+    await suggest(uniq('count'));
+    await suggest(uniq('count'), noKey);
+    await suggest(null);
+    await t.app.lifecycle.flush();
+    await noKey.app.lifecycle.flush();
+    expect(await monthlySearches(db.pool, userId)).toBe(2);
+  });
+});

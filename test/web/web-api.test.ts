@@ -1,0 +1,539 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { issueApiKey } from '../../src/auth/api-keys.js';
+import { createUser } from '../../src/auth/users.js';
+import { monthlySearches } from '../../src/limits/usage.js';
+import { startWebFakes, type WebFakes } from '../fakes/index.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+
+const TIMEOUT_MS = 700;
+const LIMITS = { API_THROTTLE_BURST: '100000/min', API_THROTTLE_SUSTAINED: '1000000/day' };
+
+let db: TestDatabase;
+let fakes: WebFakes;
+let t: TestApp;
+let apiKey: string;
+let userId: number;
+let counter = 0;
+
+/** A query no other test uses (the response cache is process-wide). */
+const uniq = (base: string) => `${base} ${++counter}`;
+
+async function get(path: string, app: TestApp = t, key = apiKey) {
+  const res = await app.app.inject({ method: 'GET', url: path, headers: { authorization: `Api-Key ${key}` } });
+  return {
+    status: res.statusCode,
+    body: res.json() as Record<string, unknown> & { results: Record<string, unknown>[] },
+  };
+}
+const web = (params: Record<string, string>, app?: TestApp) => get(`/api/v1/web/?${new URLSearchParams(params)}`, app);
+
+async function usage(app: TestApp = t): Promise<number> {
+  await app.app.lifecycle.flush();
+  return monthlySearches(db.pool, userId);
+}
+
+async function healthRow(provider: string) {
+  await t.app.health.recorder.flush();
+  const { rows } = await db.pool.query('SELECT ok, last_error FROM provider_status WHERE provider = $1', [provider]);
+  return rows[0] as { ok: boolean; last_error: string } | undefined;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  fakes = await startWebFakes();
+  t = await buildTestApp(db, { ...fakes.env, ...LIMITS, PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS) });
+  const user = await createUser(db.pool, { username: 'websearcher' });
+  userId = user.id;
+  apiKey = (await issueApiKey(db.pool, user.id)).key;
+});
+
+afterEach(() => {
+  for (const f of [fakes.brave, fakes.mojeek, fakes.marginalia, fakes.staan]) {
+    f.setMode({ kind: 'normal' });
+    f.failWith(null);
+  }
+  fakes.resetRequests();
+  t.app.health.recorder.resetThrottle();
+});
+
+afterAll(async () => {
+  await t?.close();
+  await fakes?.close();
+  await db?.drop();
+});
+
+describe('GET /api/v1/web/ validation', () => {
+  it('asks for an API key before validating parameters', async () => {
+    const res = await t.app.inject({ url: '/api/v1/web/' });
+    expect(res.statusCode).toBe(401);
+  });
+
+  it('answers 400 with a message per invalid field, all at once, and calls no engine', async () => {
+    expect(await web({})).toEqual({ status: 400, body: { q: 'This query parameter is required.' } });
+    expect(await web({ q: 'x', engine: 'foo' })).toEqual({
+      status: 400,
+      body: { engine: 'Unknown engine(s): foo. Valid: provider_01, provider_02, provider_03, provider_04 (or "all").' },
+    });
+    expect(await web({ q: 'x', page: '2.5' })).toEqual({ status: 400, body: { page: 'Must be an integer.' } });
+    expect(await web({ q: ' ', engine: 'provider_01,bing', page: '' })).toEqual({
+      status: 400,
+      body: {
+        q: 'This query parameter is required.',
+        engine: 'Unknown engine(s): bing. Valid: provider_01, provider_02, provider_03, provider_04 (or "all").',
+        page: 'Must be an integer.',
+      },
+    });
+    const long = await web({ q: 'a'.repeat(2001) });
+    expect(long.status).toBe(400);
+    expect(Object.keys(long.body)).toEqual(['q']);
+    expect(fakes.brave.requests).toHaveLength(0);
+    expect(fakes.mojeek.requests).toHaveLength(0);
+    expect(await usage()).toBe(0);
+  });
+
+  it('never answers 500 to odd query strings', async () => {
+    for (const qs of [
+      'q=a&q=b',
+      'q[]=x',
+      'q=%FF%FE',
+      'q=x&page=1&page=2',
+      'q=x&engine=',
+      'q=x&engine=%2C',
+      'q=%00',
+      'q=x&lang=%3Cscript%3E',
+      'q=x&page=%EF%BC%92',
+      `q=${'%F0%9F%98%80'.repeat(300)}`,
+    ]) {
+      const res = await get(`/api/v1/web/?${qs}`);
+      expect(res.status, qs).toBeLessThan(500);
+    }
+  });
+
+  it('takes the last value of a repeated parameter', async () => {
+    const q = uniq('repeat');
+    const res = await get(`/api/v1/web/?q=ignored&q=${encodeURIComponent(q)}&engine=provider_02`);
+    expect(res.status).toBe(200);
+    expect(res.body.query).toBe(q);
+  });
+});
+
+describe('GET /api/v1/web/ engine requests', () => {
+  it('maps page, language, safe search and date to Brave web search', async () => {
+    const q = uniq('brave mapping');
+    await web({ q, engine: 'provider_01', page: '3', lang: 'EN', safe: 'off', date: 'w' });
+    const [req] = fakes.brave.requestsTo('web');
+    expect(Object.fromEntries(req!.query)).toEqual({
+      q,
+      count: '10',
+      offset: '2',
+      safesearch: 'off',
+      search_lang: 'en',
+      country: 'us',
+      freshness: 'pw',
+    });
+    expect(req!.headers['x-subscription-token']).toBe(fakes.brave.key);
+
+    const q2 = uniq('brave defaults');
+    await web({ q: q2, engine: 'provider_01', lang: 'ja', date: 'century' });
+    const second = fakes.brave.requestsTo('web')[1]!;
+    expect(Object.fromEntries(second.query)).toEqual({
+      q: q2,
+      count: '10',
+      offset: '0',
+      safesearch: 'strict',
+      search_lang: 'ja',
+    });
+  });
+
+  it('maps page and language to Mojeek (1-based result index, upper-case language, key in the query)', async () => {
+    const q = uniq('mojeek mapping');
+    await web({ q, engine: 'provider_02', page: '3', lang: 'fr', safe: 'off', date: 'd' });
+    const [req] = fakes.mojeek.requests;
+    expect(Object.fromEntries(req!.query)).toEqual({
+      q,
+      results: '10',
+      s: '21',
+      language: 'FR',
+      fmt: 'json',
+      api_key: fakes.mojeek.key,
+    });
+  });
+
+  it('maps page and safe search to Marginalia (nsfw=0 only when safe search is off)', async () => {
+    const q = uniq('marginalia mapping');
+    await web({ q, engine: 'provider_03', page: '2', safe: 'no', lang: 'de' });
+    await web({ q, engine: 'provider_03', page: '2' });
+    const [off, on] = fakes.marginalia.requests;
+    expect(Object.fromEntries(off!.query)).toEqual({ query: q, count: '10', page: '2', nsfw: '0' });
+    expect(Object.fromEntries(on!.query)).toEqual({ query: q, count: '10', page: '2', nsfw: '1' });
+    expect(off!.headers['api-key']).toBe(fakes.marginalia.key);
+  });
+
+  it('maps page and language to Staan (result offset, market for en/fr/de only)', async () => {
+    const q = uniq('staan mapping');
+    await web({ q, engine: 'provider_04', page: '4', lang: 'en' });
+    await web({ q, engine: 'provider_04', lang: 'fr' });
+    await web({ q, engine: 'provider_04', lang: 'es', safe: 'off', date: 'y' });
+    const [a, b, c] = fakes.staan.requests;
+    expect(Object.fromEntries(a!.query)).toEqual({ q, offset: '30', market: 'en-US' });
+    expect(Object.fromEntries(b!.query)).toEqual({ q, offset: '0', market: 'fr-FR' });
+    expect(Object.fromEntries(c!.query)).toEqual({ q, offset: '0' });
+    expect(a!.headers.authorization).toBe(`Bearer ${fakes.staan.key}`);
+  });
+
+  it('asks Staan only for pages 1-4 and queries of at most 400 characters', async () => {
+    const page5 = await web({ q: uniq('staan page five'), page: '5' });
+    expect(page5.status).toBe(200);
+    expect(page5.body.engine).toEqual(['provider_01', 'provider_02', 'provider_03', 'provider_04']);
+    const long = await web({ q: `${uniq('x')} ${'y'.repeat(400)}`, engine: 'provider_04 provider_02' });
+    expect(long.status).toBe(200);
+    expect(fakes.staan.requests).toHaveLength(0);
+    expect(fakes.mojeek.requests).toHaveLength(2);
+  });
+
+  it('clamps the page into 1..50', async () => {
+    const q = uniq('clamp');
+    const high = await web({ q, page: '999', engine: 'provider_03' });
+    expect(high.body.page).toBe(50);
+    expect(fakes.marginalia.requests[0]!.query.get('page')).toBe('50');
+    const low = await web({ q, page: '-3', engine: 'provider_03' });
+    expect(low.body.page).toBe(1);
+  });
+});
+
+describe('GET /api/v1/web/ merged results', () => {
+  it('merges the four engines by reciprocal rank, with sources, labels and every field', async () => {
+    const q = 'rust borow';
+    fakes.brave.setAltered(q, 'rust borrow');
+    fakes.brave.setResults('rust borrow', [
+      {
+        url: 'https://doc.rust-lang.org/book/',
+        title: 'The Rust Book',
+        description: 'Learn <strong>Rust</strong> ownership',
+        age: 'March 3, 2024',
+        favicon: 'https://imgs.example/favicon.png',
+        sitelinks: [{ title: 'Ownership', url: 'https://doc.rust-lang.org/book/ch04.html' }],
+      },
+      { url: 'https://brave-only.example/', title: 'Brave only', description: 'rust' },
+    ]);
+    fakes.mojeek.setResults(q, [
+      {
+        url: 'https://mojeek-only.example/page',
+        title: 'Mojeek only',
+        description: 'The rust &amp; borow <i>rust</i> trust',
+      },
+      { url: 'https://doc.rust-lang.org/book/', title: 'Mojeek copy', description: 'ignored' },
+    ]);
+    fakes.marginalia.setResults(q, [{ url: 'https://doc.rust-lang.org/book/', title: 'Marginalia copy' }]);
+    fakes.staan.setResults(q, [
+      {
+        url: 'http://WWW.Staan-Only.example:8080/x',
+        title: 'Staan only',
+        description: 'Rust',
+        displayUrl: 'staan-only.example › x',
+        favicon: 'https://staan.example/fav.ico',
+      },
+      { url: 'https://mojeek-only.example/page', title: 'Staan copy' },
+    ]);
+
+    const res = await web({ q });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      query: q,
+      tab: 'web',
+      page: 1,
+      engine: ['provider_01', 'provider_02', 'provider_03', 'provider_04'],
+      correction: 'rust borrow',
+      unresponsive: [],
+      results: [
+        {
+          title: 'The Rust Book',
+          url: 'https://doc.rust-lang.org/book/',
+          description: 'Learn <strong>Rust</strong> ownership',
+          display_url: 'doc.rust-lang.org › book',
+          favicon_url: 'https://imgs.example/favicon.png',
+          age: 'March 3, 2024',
+          source: 'all',
+          source_label: 'Mojeek · Marginalia',
+          sitelinks: [{ type: 'button_result', title: 'Ownership', url: 'https://doc.rust-lang.org/book/ch04.html' }],
+        },
+        {
+          title: 'Mojeek only',
+          url: 'https://mojeek-only.example/page',
+          description: 'The <strong>rust</strong> &amp; <strong>borow</strong> <i><strong>rust</strong></i> trust',
+          display_url: 'mojeek-only.example',
+          favicon_url: '',
+          age: '',
+          source: 'both',
+          source_label: 'Mojeek · Staan',
+          sitelinks: [],
+        },
+        {
+          title: 'Staan only',
+          url: 'http://WWW.Staan-Only.example:8080/x',
+          description: '<strong>Rust</strong>',
+          display_url: 'staan-only.example › x',
+          favicon_url: 'https://staan.example/fav.ico',
+          age: '',
+          source: 'provider_04',
+          source_label: 'Staan',
+          sitelinks: [],
+        },
+        {
+          title: 'Brave only',
+          url: 'https://brave-only.example/',
+          description: '<strong>rust</strong>',
+          display_url: 'brave-only.example',
+          favicon_url: 'https://imgs.search.brave.com/profile/brave-only.example',
+          age: 'March 3, 2024',
+          source: 'provider_01',
+          source_label: '',
+          sitelinks: [],
+        },
+      ],
+    });
+  });
+
+  it('answers only the engines asked for, in canonical order, and no correction without provider_01', async () => {
+    const q = uniq('scope');
+    fakes.brave.setAltered(q, 'something else');
+    const res = await web({ q, engine: 'provider_03 provider_02' });
+    expect(res.body.engine).toEqual(['provider_02', 'provider_03']);
+    expect(res.body.correction).toBe('');
+    expect(fakes.brave.requests).toHaveLength(0);
+    expect(fakes.staan.requests).toHaveLength(0);
+    const sources = new Set(res.body.results.map((r) => r.source));
+    expect([...sources].sort()).toEqual(['both', 'provider_02', 'provider_03']);
+    expect(Mojeek_Marginalia_label(res.body.results)).toBe(true);
+  });
+
+  it('gives display_url as host[:port] for Mojeek and Marginalia results', async () => {
+    const q = uniq('hosts');
+    fakes.marginalia.setResults(q, [
+      { url: 'https://www.Example.org:8443/a?b=c', title: 'x' },
+      { url: 'not a url', title: 'y' },
+    ]);
+    const res = await web({ q, engine: 'provider_03' });
+    expect(res.body.results.map((r) => r.display_url)).toEqual(['www.Example.org:8443', '']);
+  });
+
+  it('answers 200 with empty results when nothing matched', async () => {
+    const q = uniq('nothing');
+    for (const f of [fakes.brave, fakes.mojeek, fakes.marginalia, fakes.staan]) f.setResults(q, []);
+    const res = await web({ q });
+    expect(res).toEqual({
+      status: 200,
+      body: {
+        query: q,
+        tab: 'web',
+        page: 1,
+        engine: ['provider_01', 'provider_02', 'provider_03', 'provider_04'],
+        correction: '',
+        results: [],
+        unresponsive: [],
+      },
+    });
+  });
+});
+
+function Mojeek_Marginalia_label(results: Record<string, unknown>[]): boolean {
+  return results.every(
+    (r) =>
+      (r.source === 'both' && r.source_label === 'Mojeek · Marginalia') ||
+      (r.source === 'provider_02' && r.source_label === 'Mojeek') ||
+      (r.source === 'provider_03' && r.source_label === 'Marginalia'),
+  );
+}
+
+describe('GET /api/v1/web/ upstream failures', () => {
+  it('lists failed engines in unresponsive, keeps the others, and records them down', async () => {
+    fakes.mojeek.failWith('daily_limit');
+    fakes.brave.failWith('rate_limited');
+    fakes.marginalia.failWith('rate_limited');
+    const q = uniq('partial');
+    const res = await web({ q });
+    expect(res.status).toBe(200);
+    expect(res.body.unresponsive).toEqual([
+      { engine: 'provider_01', reason: 'rate_limited' },
+      { engine: 'provider_02', reason: 'error' },
+      { engine: 'provider_03', reason: 'error' },
+    ]);
+    expect(res.body.results.length).toBeGreaterThan(0);
+    expect(res.body.results.every((r) => r.source === 'provider_04')).toBe(true);
+    const mojeek = await healthRow('provider_02');
+    expect(mojeek?.ok).toBe(false);
+    expect(mojeek?.last_error).toContain('Daily Limit Reached');
+    expect(mojeek?.last_error).not.toContain(fakes.mojeek.key);
+    expect((await healthRow('provider_04'))?.ok).toBe(true);
+  });
+
+  it('treats garbage, wrong statuses and resets as failures of that engine only', async () => {
+    fakes.brave.setMode({ kind: 'garbage' });
+    fakes.mojeek.setMode({ kind: 'status', status: 500, body: 'oops' });
+    fakes.staan.setMode({ kind: 'reset' });
+    const res = await web({ q: uniq('faults') });
+    expect(res.status).toBe(200);
+    expect(res.body.unresponsive).toEqual([
+      { engine: 'provider_01', reason: 'error' },
+      { engine: 'provider_02', reason: 'error' },
+      { engine: 'provider_04', reason: 'unavailable' },
+    ]);
+    expect(res.body.results.every((r) => r.source === 'provider_03')).toBe(true);
+  });
+
+  it('answers 502 with every engine when all of them failed, and counts no usage', async () => {
+    const before = await usage();
+    fakes.brave.failWith('invalid_key');
+    fakes.mojeek.failWith('invalid_key');
+    fakes.marginalia.failWith('invalid_key');
+    fakes.staan.failWith('invalid_key');
+    const res = await web({ q: uniq('all down') });
+    expect(res).toEqual({
+      status: 502,
+      body: {
+        detail: 'All search providers failed.',
+        unresponsive: [
+          { engine: 'provider_01', reason: 'error' },
+          { engine: 'provider_02', reason: 'error' },
+          { engine: 'provider_03', reason: 'error' },
+          { engine: 'provider_04', reason: 'error' },
+        ],
+      },
+    });
+    expect(JSON.stringify(res.body)).not.toContain(fakes.mojeek.key);
+    expect(await usage()).toBe(before);
+  });
+
+  it('never waits for a hung engine past its timeout, and returns the others', async () => {
+    fakes.staan.setMode({ kind: 'hang' });
+    fakes.marginalia.setMode({ kind: 'stall' });
+    const started = performance.now();
+    const res = await web({ q: uniq('hung') });
+    const elapsed = performance.now() - started;
+    expect(res.status).toBe(200);
+    expect(elapsed).toBeLessThan(TIMEOUT_MS + 400);
+    expect(res.body.unresponsive).toEqual([
+      { engine: 'provider_03', reason: 'timeout' },
+      { engine: 'provider_04', reason: 'timeout' },
+    ]);
+    const sources = new Set(res.body.results.map((r) => r.source));
+    expect(sources.has('provider_01') && sources.has('provider_02')).toBe(true);
+    expect((await healthRow('provider_04'))?.ok).toBe(false);
+  });
+});
+
+describe('GET /api/v1/web/ cache', () => {
+  it('serves a repeated search from the cache without calling the engines again', async () => {
+    const q = uniq('cached');
+    const first = await web({ q });
+    const calls =
+      fakes.brave.requests.length +
+      fakes.mojeek.requests.length +
+      fakes.marginalia.requests.length +
+      fakes.staan.requests.length;
+    expect(calls).toBe(4);
+    const second = await web({ q });
+    expect(second.body).toEqual(first.body);
+    expect(
+      fakes.brave.requests.length +
+        fakes.mojeek.requests.length +
+        fakes.marginalia.requests.length +
+        fakes.staan.requests.length,
+    ).toBe(4);
+    // a different page, language or safe setting is another upstream request
+    await web({ q, page: '2' });
+    await web({ q, safe: 'off', engine: 'provider_03' });
+    expect(fakes.brave.requests).toHaveLength(2);
+    expect(fakes.marginalia.requests).toHaveLength(3);
+    // Mojeek and Staan ignore safe search: same upstream request, still cached
+    await web({ q, safe: 'off', engine: 'provider_02,provider_04' });
+    expect(fakes.mojeek.requests).toHaveLength(2);
+    expect(fakes.staan.requests).toHaveLength(2);
+  });
+
+  it('never caches a failure', async () => {
+    const q = uniq('retry');
+    fakes.mojeek.failWith('daily_limit');
+    const failed = await web({ q, engine: 'provider_02' });
+    expect(failed.status).toBe(502);
+    fakes.mojeek.failWith(null);
+    const ok = await web({ q, engine: 'provider_02' });
+    expect(ok.status).toBe(200);
+    expect(ok.body.results.length).toBe(10);
+    expect(fakes.mojeek.requests).toHaveLength(2);
+  });
+
+  it('shares one upstream call between concurrent identical searches', async () => {
+    fakes.setLatency(100);
+    try {
+      const q = uniq('concurrent');
+      const answers = await Promise.all([1, 2, 3, 4, 5].map(() => web({ q, engine: 'provider_02' })));
+      expect(answers.every((a) => a.status === 200)).toBe(true);
+      expect(fakes.mojeek.requests).toHaveLength(1);
+    } finally {
+      fakes.setLatency(0);
+    }
+  });
+});
+
+describe('GET /api/v1/web/ usage', () => {
+  it('counts one search per engine in the requested scope, on success only', async () => {
+    await t.app.lifecycle.flush();
+    await db.pool.query('DELETE FROM usage_monthly');
+    await web({ q: uniq('usage all') });
+    expect(await usage()).toBe(4);
+    await web({ q: uniq('usage two'), engine: 'provider_01,provider_04' });
+    expect(await usage()).toBe(6);
+    // Staan beyond page 4 is not asked, but was requested: still counted
+    await web({ q: uniq('usage page'), engine: 'provider_04,provider_02', page: '9' });
+    expect(await usage()).toBe(8);
+    await web({ q: uniq('usage none'), engine: ',' });
+    expect(await usage()).toBe(8);
+    await web({ q: '' });
+    expect(await usage()).toBe(8);
+  });
+});
+
+describe('GET /api/v1/web/ with engines not configured', () => {
+  let partial: TestApp;
+  beforeAll(async () => {
+    partial = await buildTestApp(db, {
+      ...LIMITS,
+      BRAVE_BASE_URL: fakes.brave.baseUrl,
+      BRAVE_API_KEY: fakes.brave.key,
+      MOJEEK_BASE_URL: fakes.mojeek.baseUrl,
+      MARGINALIA_BASE_URL: fakes.marginalia.baseUrl,
+      STAAN_BASE_URL: fakes.staan.baseUrl,
+    });
+  });
+  afterAll(async () => partial?.close());
+
+  it('answers 200 with empty results when no engine in scope is configured', async () => {
+    const q = uniq('unconfigured');
+    const res = await web({ q, engine: 'provider_02,provider_03' }, partial);
+    expect(res).toEqual({
+      status: 200,
+      body: {
+        query: q,
+        tab: 'web',
+        page: 1,
+        engine: ['provider_02', 'provider_03'],
+        correction: '',
+        results: [],
+        unresponsive: [],
+      },
+    });
+    expect(fakes.mojeek.requests).toHaveLength(0);
+    expect(fakes.marginalia.requests).toHaveLength(0);
+  });
+
+  it('asks only the configured engines of the scope', async () => {
+    const res = await web({ q: uniq('only brave') }, partial);
+    expect(res.status).toBe(200);
+    expect(res.body.results.length).toBe(10);
+    expect(res.body.results.every((r) => r.source === 'provider_01')).toBe(true);
+    expect(fakes.brave.requests).toHaveLength(1);
+    expect(fakes.mojeek.requests.length + fakes.marginalia.requests.length + fakes.staan.requests.length).toBe(0);
+  });
+});
