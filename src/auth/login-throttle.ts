@@ -3,15 +3,17 @@ import type pg from 'pg';
 /*
  * Slows down password guessing on the sign-in form. Failures are counted per
  * client IP and per username (existing or not, so the throttle tells nothing
- * about which accounts exist). Past a threshold, each further failure blocks
- * that IP or username for a delay that doubles up to MAX_DELAY_S. A count
- * starts afresh an hour after its last failure; a successful sign-in clears
- * the username's count (not the IP's).
+ * about which accounts exist). From the threshold on, each failure blocks
+ * that IP or username for a delay that starts at 1 s and doubles up to
+ * MAX_DELAY_S; attempts made while blocked are refused unchecked and not
+ * counted. So a few typos cost nothing, while a guesser is held to a handful
+ * of tries per hour. A count starts afresh an hour after its last failure; a
+ * successful sign-in clears the username's count (not the IP's).
  */
 
 export const USER_THRESHOLD = 5;
 export const IP_THRESHOLD = 20;
-const FIRST_DELAY_S = 15;
+const FIRST_DELAY_S = 1;
 const MAX_DELAY_S = 15 * 60;
 const WINDOW = '1 hour';
 const PRUNE_INTERVAL_MS = 10 * 60 * 1000;

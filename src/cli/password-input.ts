@@ -19,25 +19,29 @@ export async function readPasswordFromStdin(stdin: NodeJS.ReadableStream): Promi
   return line;
 }
 
-async function promptHidden(ctx: CliContext, question: string): Promise<string> {
+/** Asks twice at a terminal, echo off; the two entries must match. Ctrl-C cancels. */
+export async function promptNewPassword(ctx: CliContext): Promise<string> {
   const muted = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const rl = readline.createInterface({ input: ctx.stdin, output: muted, terminal: true });
-  process.stderr.write(question);
+  const rl = readline.createInterface({ input: ctx.stdin, output: muted, terminal: Boolean(ctx.stdin.isTTY) });
+  rl.on('SIGINT', () => rl.close());
+  // One interface and its line buffer for both questions, so typed-ahead input is not lost.
+  const lines = rl[Symbol.asyncIterator]();
+  const ask = async (question: string): Promise<string> => {
+    process.stderr.write(question);
+    const line = await lines.next();
+    process.stderr.write('\n');
+    if (line.done) throw new CliError('Cancelled.');
+    return line.value;
+  };
   try {
-    return await rl.question('');
+    const first = await ask('Password: ');
+    const second = await ask('Password (again): ');
+    if (first !== second) throw new CliError('The two passwords do not match.');
+    if (!first) throw new CliError('The password is empty.');
+    return first;
   } finally {
     rl.close();
-    process.stderr.write('\n');
   }
-}
-
-/** Asks twice at a terminal; the two entries must match. */
-export async function promptNewPassword(ctx: CliContext): Promise<string> {
-  const first = await promptHidden(ctx, 'Password: ');
-  const second = await promptHidden(ctx, 'Password (again): ');
-  if (first !== second) throw new CliError('The two passwords do not match.');
-  if (!first) throw new CliError('The password is empty.');
-  return first;
 }
 
 /**

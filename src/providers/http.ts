@@ -118,7 +118,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         throw new HttpFailure('too_large', `response larger than ${formatBytes(maxBody)}`, res.statusCode);
       }
       const raw = await readCapped(res.body, maxBody);
-      if (raw === null) throw new HttpFailure('too_large', `response larger than ${formatBytes(maxBody)}`, res.statusCode);
+      if (raw === null)
+        throw new HttpFailure('too_large', `response larger than ${formatBytes(maxBody)}`, res.statusCode);
       const body = await decode(raw, String(res.headers['content-encoding'] ?? ''), maxBody);
       return { status: res.statusCode, headers: flatHeaders(res.headers), body };
     } catch (err) {

@@ -76,7 +76,8 @@ async function providersPlugin(app: FastifyInstance): Promise<void> {
   app.lifecycle.onFlush('provider-health', () => recorder.flush());
 
   app.addHook('onListen', async () => {
-    if (!scheduler && config.PROBE_INTERVAL_SECONDS > 0) scheduler = makeScheduler(config.PROBE_INTERVAL_SECONDS * 1000);
+    if (!scheduler && config.PROBE_INTERVAL_SECONDS > 0)
+      scheduler = makeScheduler(config.PROBE_INTERVAL_SECONDS * 1000);
   });
   app.addHook('onClose', async () => {
     await Promise.all([scheduler?.stop(), oneShot?.stop()]);

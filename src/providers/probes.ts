@@ -38,7 +38,8 @@ function probeCall(config: Config, slug: ProviderSlug): ProviderCall<true> {
         request: { url: `${config.LIBRETRANSLATE_URL}/languages` },
         timeoutMs: timeout(8000),
         parse(body) {
-          if (!Array.isArray(body) || body.length === 0) throw new UpstreamError(slug, 'bad_response', 'empty language list');
+          if (!Array.isArray(body) || body.length === 0)
+            throw new UpstreamError(slug, 'bad_response', 'empty language list');
           return true;
         },
       };

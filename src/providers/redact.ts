@@ -8,7 +8,14 @@
 
 const SECRET_PARAM = /^(key|api_key|apikey|api-key|token|access_token|password|pin|secret)$/i;
 /** Request headers whose values are not secret. */
-const PLAIN_HEADERS = new Set(['accept', 'accept-encoding', 'accept-language', 'content-type', 'user-agent', 'cache-control']);
+const PLAIN_HEADERS = new Set([
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'content-type',
+  'user-agent',
+  'cache-control',
+]);
 /** Values shorter than this are not treated as secrets (they would blank out ordinary words). */
 const MIN_SECRET_LENGTH = 4;
 
@@ -55,7 +62,13 @@ export function redactSecrets(text: string, secrets: Iterable<string>): string {
     values.add(encodeURIComponent(s));
   }
   if (values.size === 0) return text;
-  const pattern = new RegExp([...values].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|'), 'g');
+  const pattern = new RegExp(
+    [...values]
+      .sort((a, b) => b.length - a.length)
+      .map(escapeRegExp)
+      .join('|'),
+    'g',
+  );
   return text.replace(pattern, '[redacted]');
 }
 

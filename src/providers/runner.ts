@@ -78,7 +78,13 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
         source,
       });
       deps.log?.warn(
-        { provider, kind: failure.kind, status: failure.status, url: safeUrl(call.request.url), error: failure.message },
+        {
+          provider,
+          kind: failure.kind,
+          status: failure.status,
+          url: safeUrl(call.request.url),
+          error: failure.message,
+        },
         'upstream call failed',
       );
       throw failure;

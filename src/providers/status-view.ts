@@ -101,6 +101,7 @@ function barTitle(period: string, successes: number, failures: number): string {
 
 function summaryOf(label: string, totals: { s: number; f: number }, failedPeriods: number, periodWord: string): string {
   if (totals.s + totals.f === 0) return `${label}: no data yet`;
+  if (failedPeriods === 0) return `${label}: ${percent(totals.s, totals.f)} available, no failures`;
   return `${label}: ${percent(totals.s, totals.f)} available; ${plural(failedPeriods, periodWord)} with failures`;
 }
 

@@ -86,7 +86,10 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
     try {
       rows = await app.health.reader.rows();
     } catch (err) {
-      request.log.warn({ err: err instanceof DatabaseUnavailable ? err.message : err }, 'health roll-up: database unavailable');
+      request.log.warn(
+        { err: err instanceof DatabaseUnavailable ? err.message : err },
+        'health roll-up: database unavailable',
+      );
       return sendJson(reply, 500, { status: 'error', detail: 'database unavailable' });
     }
     const health = healthOf(scope, rows);
@@ -107,13 +110,20 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
     const info = providers.get(slug);
     if (!info) return sendJson(reply, 404, { status: 'error', provider: slug, detail: 'unknown provider' });
     if (!providers.isConfigured(info.slug)) {
-      return sendJson(reply, 404, { status: 'error', provider: slug, detail: 'provider not configured on this instance' });
+      return sendJson(reply, 404, {
+        status: 'error',
+        provider: slug,
+        detail: 'provider not configured on this instance',
+      });
     }
     let rows: Awaited<ReturnType<typeof app.health.reader.rows>>;
     try {
       rows = await app.health.reader.rows();
     } catch (err) {
-      request.log.warn({ err: err instanceof DatabaseUnavailable ? err.message : err }, 'provider health: database unavailable');
+      request.log.warn(
+        { err: err instanceof DatabaseUnavailable ? err.message : err },
+        'provider health: database unavailable',
+      );
       return sendJson(reply, 500, { status: 'error', provider: slug, detail: 'database unavailable' });
     }
     const [h] = healthOf([info], rows);

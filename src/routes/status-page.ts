@@ -23,7 +23,10 @@ export async function statusPage(app: FastifyInstance): Promise<void> {
     let history: HistoryBucket[] = [];
     let databaseUnavailable = false;
     const since = new Date(Date.now() - 31 * 24 * 3_600_000);
-    const [rowsResult, historyResult] = await Promise.allSettled([app.health.reader.rows(), readHistory(app.pool, since)]);
+    const [rowsResult, historyResult] = await Promise.allSettled([
+      app.health.reader.rows(),
+      readHistory(app.pool, since),
+    ]);
     if (rowsResult.status === 'fulfilled') rows = rowsResult.value;
     else databaseUnavailable = true;
     if (historyResult.status === 'fulfilled') history = historyResult.value;
@@ -31,7 +34,12 @@ export async function statusPage(app: FastifyInstance): Promise<void> {
     if (databaseUnavailable) request.log.warn('status page: health data could not be read');
 
     const view = buildStatusPage({ providers: app.providers.configured(), rows, history, databaseUnavailable });
-    return sendPage(reply, 'status', { title: 'Provider status', ...pageContext(request, reply), active: 'status', view });
+    return sendPage(reply, 'status', {
+      title: 'Provider status',
+      ...pageContext(request, reply),
+      active: 'status',
+      view,
+    });
   };
 
   for (const url of ['/status', '/status/']) {

@@ -134,6 +134,10 @@ describe('API key authentication on /api/v1/', () => {
     expect(body.translate_languages).toBe('http://search.example:8443/api/v1/translate/languages/');
     expect(body.status).toBe('http://search.example:8443/api/v1/status/');
     expect(body.key).toBe('http://search.example:8443/api/v1/key/');
+    const noSlash = await get('/api/v1', { authorization: `Api-Key ${key}`, host: 'search.example:8443' });
+    expect(noSlash.statusCode).toBe(200);
+    expect(noSlash.json()).toEqual(body);
+    expect((await get('/api/v1')).statusCode).toBe(401);
   });
 
   it('describes the key in use without its secret', async () => {
@@ -148,7 +152,8 @@ describe('API key authentication on /api/v1/', () => {
   it('records last_used_at off the response path, at most once a minute', async () => {
     const fresh = await issueApiKey(db.pool, alice.id, 'fresh');
     const lastUsed = async () =>
-      (await db.pool.query('SELECT last_used_at FROM api_keys WHERE id = $1', [fresh.id])).rows[0].last_used_at as Date | null;
+      (await db.pool.query('SELECT last_used_at FROM api_keys WHERE id = $1', [fresh.id])).rows[0]
+        .last_used_at as Date | null;
     expect(await lastUsed()).toBeNull();
     await get('/api/v1/', { authorization: `Api-Key ${fresh.key}` });
     await expect.poll(lastUsed, { timeout: 3000 }).not.toBeNull();

@@ -76,6 +76,44 @@ describe('admin CLI', () => {
     expect(await passwordHashOf('robot')).toBe('');
   });
 
+  /** Runs the CLI at a pseudo-terminal (util-linux `script`), answering each prompt as it appears. */
+  function cliAtTerminal(args: string[], answers: string[]): Promise<Run> {
+    return new Promise((resolve, reject) => {
+      const command = ['node', '--import', 'tsx', 'src/cli/main.ts', ...args].join(' ');
+      const child = spawn('script', ['-qec', command, '/dev/null'], {
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: db.url, LOG_LEVEL: 'silent' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let prompts = 0;
+      child.stdout.on('data', (d) => {
+        stdout += d;
+        const seen = stdout.match(/Password( \(again\))?: /g)?.length ?? 0;
+        while (prompts < seen && prompts < answers.length) child.stdin.write(`${answers[prompts++]}\r`);
+      });
+      child.on('error', reject);
+      child.on('close', (code) => {
+        child.stdin.end();
+        resolve({ code: code ?? -1, stdout, stderr: '' });
+      });
+    });
+  }
+
+  it('asks for the password twice at a terminal without echoing it, and refuses a mismatch', async () => {
+    const created = await cliAtTerminal(['create-user', 'typist'], ['typed password 1', 'typed password 1']);
+    expect(created.code).toBe(0);
+    expect(created.stdout).toContain('Password: ');
+    expect(created.stdout).toContain('Password (again): ');
+    expect(created.stdout).toContain("Created user 'typist'.");
+    expect(created.stdout).not.toContain('typed password 1');
+    expect(await verifyPassword(await passwordHashOf('typist'), 'typed password 1')).toBe(true);
+
+    const mismatch = await cliAtTerminal(['set-password', 'typist'], ['first attempt 1', 'second attempt 2']);
+    expect(mismatch.code).toBe(1);
+    expect(mismatch.stdout).toContain('The two passwords do not match.');
+    expect(await verifyPassword(await passwordHashOf('typist'), 'typed password 1')).toBe(true);
+  });
+
   it('sets a password and fails with one line for an unknown user', async () => {
     const res = await cli(['set-password', 'robot', '--password-stdin'], 'a brand new secret\r\n');
     expect(res.code).toBe(0);
@@ -100,7 +138,9 @@ describe('admin CLI', () => {
     expect(res.stdout).toMatch(/shown only once/);
     const outcome = await createApiKeyAuthenticator(db.pool).authenticate(key);
     expect(outcome).toMatchObject({ kind: 'ok', principal: { username: 'alice', prefix: key.slice(7, 15) } });
-    const { rows } = await db.pool.query('SELECT secret_hash, name FROM api_keys WHERE prefix = $1', [key.slice(7, 15)]);
+    const { rows } = await db.pool.query('SELECT secret_hash, name FROM api_keys WHERE prefix = $1', [
+      key.slice(7, 15),
+    ]);
     expect(rows[0].name).toBe('laptop');
     expect(Buffer.from(rows[0].secret_hash).toString('utf8')).not.toContain(key.split('.')[1]);
   });
@@ -126,7 +166,13 @@ describe('admin CLI', () => {
     const alices = await cli(['list-api-keys', '--user', 'alice', '--json']);
     const parsed = JSON.parse(alices.stdout);
     expect(parsed).toHaveLength(1);
-    expect(parsed[0]).toMatchObject({ username: 'alice', name: 'laptop', state: 'active', revoked: false, last_used_at: null });
+    expect(parsed[0]).toMatchObject({
+      username: 'alice',
+      name: 'laptop',
+      state: 'active',
+      revoked: false,
+      last_used_at: null,
+    });
     expect(parsed[0].prefix).toMatch(/^svc_sk_[0-9a-f]{8}$/);
 
     const unknown = await cli(['list-api-keys', '--user', 'ghost']);
@@ -189,13 +235,15 @@ describe('admin CLI', () => {
     const text = await cli(['list-users']);
     expect(text).toMatchObject({ code: 0, stderr: '' });
     const lines = text.stdout.trim().split('\n');
-    expect(lines).toHaveLength(2);
+    expect(lines).toHaveLength(3);
     expect(lines[0]).toMatch(/^alice +active {4}staff {2}created=\S+Z {2}last_login=never$/);
     expect(lines[1]).toMatch(/^robot +disabled {2}\s{5} {2}created=/);
+    expect(lines[2]).toMatch(/^typist +active /);
     const json = JSON.parse((await cli(['list-users', '--json'])).stdout);
     expect(json).toEqual([
       expect.objectContaining({ username: 'alice', is_active: true, is_staff: true, last_login_at: null }),
       expect.objectContaining({ username: 'robot', is_active: false, is_staff: false }),
+      expect.objectContaining({ username: 'typist', is_active: true, has_password: true }),
     ]);
     expect(JSON.stringify(json)).not.toContain('argon2');
   });

@@ -111,7 +111,10 @@ describe('passwords', () => {
     const hash = await hashPassword('correct horse battery staple');
     expect(hash.startsWith('$argon2id$v=19$')).toBe(true);
     const params = Object.fromEntries(
-      hash.split('$')[3]!.split(',').map((kv) => kv.split('=') as [string, string]),
+      hash
+        .split('$')[3]!
+        .split(',')
+        .map((kv) => kv.split('=') as [string, string]),
     );
     expect(Number(params.m)).toBeGreaterThanOrEqual(19 * 1024);
     expect(Number(params.t)).toBeGreaterThanOrEqual(2);

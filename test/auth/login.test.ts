@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { issueApiKey } from '../../src/auth/api-keys.js';
+import { IP_THRESHOLD } from '../../src/auth/login-throttle.js';
 import { createUser, setUserActive } from '../../src/auth/users.js';
 import { createPool } from '../../src/db/pool.js';
 import { testConfig } from '../helpers/app.js';
@@ -90,7 +91,7 @@ describe('sign-in, sessions and sign-out', () => {
       ['nobody-here', 'correct horse battery'],
       ['bob', 'bobs password 1'],
     ] as const) {
-      const client = new WebClient(server.base, { 'x-forwarded-for': '10.0.0.1' });
+      const client = new WebClient(server.base);
       const res = await client.signIn(username, password);
       expect(res.status, username).toBe(401);
       expect(res.text).toContain(GENERIC);
@@ -107,7 +108,10 @@ describe('sign-in, sessions and sign-out', () => {
     const res = await client.post('/login', { _csrf: 'forged', username: 'alice', password: 'correct horse battery' });
     expect(res.status).toBe(403);
     expect(client.cookies.has('sift_session')).toBe(false);
-    const none = await new WebClient(server.base).post('/login', { username: 'alice', password: 'correct horse battery' });
+    const none = await new WebClient(server.base).post('/login', {
+      username: 'alice',
+      password: 'correct horse battery',
+    });
     expect(none.status).toBe(403);
   });
 
@@ -176,16 +180,19 @@ describe('sign-in, sessions and sign-out', () => {
     expect((await client.get('/settings/keys')).status).toBe(302);
   });
 
-  it('slows failed sign-ins per username: after 5 failures even the right password waits', async () => {
+  it('slows failed sign-ins per username: after 5 failures even the right password waits out a growing delay', async () => {
     await createUser(db.pool, { username: 'dora', password: 'doras password' });
     for (let i = 0; i < 5; i++) {
-      const res = await new WebClient(server.base, { 'x-forwarded-for': `10.1.0.${i}` }).signIn('dora', 'nope nope');
+      const res = await new WebClient(server.base).signIn('dora', 'nope nope');
       expect(res.status).toBe(401);
     }
     const blocked = await new WebClient(server.base).signIn('dora', 'doras password');
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(blocked.text).toMatch(/Too many failed sign-in attempts/);
+    // the first block is short: once it is over, the right password works (and clears the count)
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await new WebClient(server.base).signIn('dora', 'doras password')).status).toBe(302);
     // an unknown username is slowed the same way, so the answer tells nothing about existence
     for (let i = 0; i < 5; i++) await new WebClient(server.base).signIn('no-such-user', 'nope nope');
     expect((await new WebClient(server.base).signIn('no-such-user', 'nope nope')).status).toBe(429);
@@ -226,5 +233,25 @@ describe('cookies behind an HTTPS proxy', () => {
     expect(res.headers.get('location')).toBe('/settings/keys');
     const cookie = res.headers.getSetCookie().find((c) => c.startsWith('sift_session='))!;
     expect(cookie).toMatch(/;\s*Secure/i);
+  });
+
+  it('slows failed sign-ins per client IP across usernames, leaving other IPs alone', async () => {
+    for (let i = 0; i < IP_THRESHOLD; i++) {
+      const res = await new WebClient(server.base, { 'x-forwarded-for': '203.0.113.9' }).signIn(
+        `guess${i}`,
+        'nope nope',
+      );
+      expect(res.status).toBe(401);
+    }
+    const sameIp = await new WebClient(server.base, { 'x-forwarded-for': '203.0.113.9' }).signIn(
+      'erin',
+      'erins password',
+    );
+    expect(sameIp.status).toBe(429);
+    const otherIp = await new WebClient(server.base, { 'x-forwarded-for': '203.0.113.10' }).signIn(
+      'erin',
+      'erins password',
+    );
+    expect(otherIp.status).toBe(302);
   });
 });

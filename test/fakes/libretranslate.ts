@@ -56,7 +56,10 @@ export async function startLibreTranslateFake(options: FakeServerOptions = {}): 
         return {
           body:
             source === 'auto'
-              ? { translatedText, detectedLanguage: { confidence: 90.0, language: q.toLowerCase() === 'bonjour' ? 'fr' : 'en' } }
+              ? {
+                  translatedText,
+                  detectedLanguage: { confidence: 90.0, language: q.toLowerCase() === 'bonjour' ? 'fr' : 'en' },
+                }
               : { translatedText },
         };
       },

@@ -72,9 +72,7 @@ export async function startNominatimFake(options: FakeServerOptions = {}): Promi
     {
       'GET /status': (req) => {
         if (req.query.get('format') !== 'json') {
-          return state.status.status === 0
-            ? { body: 'OK' }
-            : { status: 500, body: `ERROR: ${state.status.message}` };
+          return state.status.status === 0 ? { body: 'OK' } : { status: 500, body: `ERROR: ${state.status.message}` };
         }
         return {
           body: {
@@ -94,7 +92,9 @@ export async function startNominatimFake(options: FakeServerOptions = {}): Promi
       'GET /reverse': (req) => {
         const lat = Number(req.query.get('lat'));
         const lon = Number(req.query.get('lon'));
-        const near = PLACES.map(toJsonV2).find((p) => Math.abs(Number(p.lat) - lat) < 1 && Math.abs(Number(p.lon) - lon) < 1);
+        const near = PLACES.map(toJsonV2).find(
+          (p) => Math.abs(Number(p.lat) - lat) < 1 && Math.abs(Number(p.lon) - lon) < 1,
+        );
         return { body: near ?? { error: 'Unable to geocode' } };
       },
     },

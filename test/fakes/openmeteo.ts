@@ -41,7 +41,8 @@ export async function startOpenMeteoFake(options: FakeServerOptions = {}): Promi
       'GET /v1/search': (req) => {
         const name = (req.query.get('name') ?? '').toLowerCase();
         const count = Number(req.query.get('count') ?? 10);
-        const hits = name.length >= 2 ? CITIES.filter((c) => c.name.toLowerCase().startsWith(name)).slice(0, count) : [];
+        const hits =
+          name.length >= 2 ? CITIES.filter((c) => c.name.toLowerCase().startsWith(name)).slice(0, count) : [];
         return { body: hits.length ? { results: hits, generationtime_ms: 0.9 } : { generationtime_ms: 0.4 } };
       },
       'GET /v1/forecast': (req) => {
@@ -72,7 +73,12 @@ export async function startOpenMeteoFake(options: FakeServerOptions = {}): Promi
               wind_direction_10m: 230,
               is_day: 1,
             },
-            daily_units: { time: 'iso8601', weather_code: 'wmo code', temperature_2m_max: '°C', temperature_2m_min: '°C' },
+            daily_units: {
+              time: 'iso8601',
+              weather_code: 'wmo code',
+              temperature_2m_max: '°C',
+              temperature_2m_min: '°C',
+            },
             daily: {
               time: days,
               weather_code: [3, 61, 2, 0, 45, 80, 3],

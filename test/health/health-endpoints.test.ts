@@ -20,7 +20,12 @@ const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
 const BASE_ENV = { BRAVE_API_KEY: 'brave-test-key' };
 const DEFAULT_CONFIGURED = 8;
 
-async function observe(app: FastifyInstance, provider: ProviderSlug, ok: boolean, error = 'HTTP 502: upstream says no') {
+async function observe(
+  app: FastifyInstance,
+  provider: ProviderSlug,
+  ok: boolean,
+  error = 'HTTP 502: upstream says no',
+) {
   app.health.recorder.resetThrottle(provider);
   app.health.recorder.record({ provider, ok, error, latencyMs: 12, source: 'query' });
   await app.health.recorder.flush();

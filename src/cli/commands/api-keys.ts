@@ -34,7 +34,7 @@ export const createApiKeyCommand: Command = {
 
 export const listApiKeysCommand: Command = {
   name: 'list-api-keys',
-  summary: "List API keys, newest first (never their secrets)",
+  summary: 'List API keys, newest first (never their secrets)',
   usage: '[--user USERNAME] [--json]',
   options: { user: { type: 'string' }, json: { type: 'boolean' } },
   async run(ctx, args) {

@@ -1,8 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticatorFor } from '../../auth/api-key-auth.js';
-import { type ApiKeyRecord, countActiveKeys, findApiKeyById, issueApiKey, listApiKeys, revokeApiKey } from '../../auth/api-keys.js';
+import {
+  type ApiKeyRecord,
+  countActiveKeys,
+  findApiKeyById,
+  issueApiKey,
+  listApiKeys,
+  revokeApiKey,
+} from '../../auth/api-keys.js';
 import { pageContext, requireUser } from '../../auth/guard.js';
-import { MAX_KEY_NAME_LENGTH } from '../../auth/key-format.js';
+import { MAX_KEY_NAME_LENGTH, normaliseKeyName } from '../../auth/key-format.js';
 import { monthlySearches } from '../../limits/usage.js';
 import { sendPage } from '../../views.js';
 
@@ -94,8 +101,7 @@ export async function keysRoutes(app: FastifyInstance): Promise<void> {
       });
     }
     const issued = await issueApiKey(app.pool, user.id, name);
-    const record = await findApiKeyById(app.pool, issued.id);
-    return renderKeys(app, request, reply, { status: 201, newKey: { key: issued.key, name: record?.name ?? name } });
+    return renderKeys(app, request, reply, { newKey: { key: issued.key, name: normaliseKeyName(name) } });
   };
   app.post('/settings/keys', { preHandler: [requireUser, app.csrfProtection] }, create);
   app.post('/settings/keys/', { preHandler: [requireUser, app.csrfProtection] }, create);

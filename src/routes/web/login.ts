@@ -8,7 +8,8 @@ import { localPath } from './next-path.js';
 
 /** `GET /login` (the form), `POST /login` (sign in), `POST /logout`; each also with a trailing slash. */
 
-export const LOGIN_FAILED = 'Please enter a correct username and password. Note that both fields may be case-sensitive.';
+export const LOGIN_FAILED =
+  'Please enter a correct username and password. Note that both fields may be case-sensitive.';
 const FORM_EXPIRED = 'This form has expired. Please try again.';
 const UNAVAILABLE = 'Signing in is unavailable right now. Please try again in a moment.';
 
@@ -49,16 +50,17 @@ function formErrorHandler(error: FastifyError, request: FastifyRequest, reply: F
   throw error;
 }
 
+function waitText(seconds: number): string {
+  if (seconds < 60) return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minute${minutes === 1 ? '' : 's'}`;
+}
+
 function nextOf(request: FastifyRequest): unknown {
   return (request.body as LoginBody | undefined)?.next ?? (request.query as { next?: unknown }).next;
 }
 
-async function signIn(
-  app: FastifyInstance,
-  throttle: LoginThrottle,
-  request: FastifyRequest,
-  reply: FastifyReply,
-) {
+async function signIn(app: FastifyInstance, throttle: LoginThrottle, request: FastifyRequest, reply: FastifyReply) {
   const body = (request.body ?? {}) as LoginBody;
   const username = text(body.username, 200).trim();
   const password = text(body.password, 4096);
@@ -70,10 +72,9 @@ async function signIn(
   const wait = await throttle.retryAfter(request.ip, username);
   if (wait > 0) {
     reply.header('Retry-After', String(wait));
-    const minutes = Math.ceil(wait / 60);
     return renderLogin(request, reply, {
       status: 429,
-      error: `Too many failed sign-in attempts. Please try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+      error: `Too many failed sign-in attempts. Please try again in ${waitText(wait)}.`,
       username,
       next,
     });
