@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+} from 'fastify';
 import type pg from 'pg';
 import type { Config } from './config/index.js';
 import { registerWebSessions } from './auth/web-session.js';
@@ -51,6 +56,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       });
     },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    // Malformed URLs (bad percent-encoding and the like) get a JSON 400 like every other client error.
+    frameworkErrors(error, _request, rawReply) {
+      (rawReply as unknown as FastifyReply)
+        .code(400)
+        .header('Cache-Control', 'no-store')
+        .send({ detail: error.code === 'FST_ERR_BAD_URL' ? 'Malformed URL.' : 'Bad request.' });
+    },
   });
 
   const lifecycle = deps.lifecycle ?? createLifecycle();

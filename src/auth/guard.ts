@@ -31,7 +31,8 @@ export async function sessionUser(request: FastifyRequest): Promise<SessionUser 
 }
 
 export function loginUrl(next?: string): string {
-  return next && next !== '/' ? `/login?next=${encodeURIComponent(next)}` : '/login';
+  // Slashes stay readable (/login?next=/status); everything else is percent-encoded.
+  return next && next !== '/' ? `/login?next=${encodeURIComponent(next).replace(/%2F/gi, '/')}` : '/login';
 }
 
 /** preHandler for pages that need a signed-in user. */

@@ -208,6 +208,7 @@ export function createProviderDirectory(config: Config): Providers {
   const configuredList = PROVIDERS.filter((p) => configuredSet.has(p.slug));
   return {
     isConfigured: (slug) => configuredSet.has(slug),
+    isDisabled: (slug) => disabled.has(slug),
     timeoutMs: (slug) => config.PROVIDER_TIMEOUT_MS || (BY_SLUG.get(slug)?.defaultTimeoutMs ?? WEB_ENGINE_TIMEOUT_MS),
     configured: () => [...configuredList],
     get: (slug) => BY_SLUG.get(slug),

@@ -32,7 +32,9 @@ export interface ProviderRunner extends Upstream {
 export function createRunner(deps: RunnerDeps): ProviderRunner {
   async function callAs<T>(call: ProviderCall<T>, source: ObservationSource): Promise<T> {
     const { provider } = call;
-    if (!deps.providers.isConfigured(provider)) {
+    const allowed =
+      deps.providers.isConfigured(provider) || (call.ownCredential === true && !deps.providers.isDisabled(provider));
+    if (!allowed) {
       throw new UpstreamError(provider, 'not_configured', 'provider not configured on this instance');
     }
     const started = performance.now();

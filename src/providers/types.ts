@@ -64,6 +64,12 @@ export interface ProviderCall<T> {
   signal?: AbortSignal;
   /** Accept a non-JSON text body (passed to parse as a string). Default false. */
   text?: boolean;
+  /**
+   * The call carries its own credential (Brave Suggest's separate key), so it
+   * may run while the provider's main key is unset — never when the provider
+   * is in DISABLED_PROVIDERS.
+   */
+  ownCredential?: boolean;
 }
 
 export class UpstreamError extends Error {
@@ -96,6 +102,8 @@ export interface Upstream {
 export interface ProviderDirectory {
   /** Has its key (or is keyless) and is not in DISABLED_PROVIDERS. */
   isConfigured(slug: ProviderSlug): boolean;
+  /** Listed in DISABLED_PROVIDERS. */
+  isDisabled(slug: ProviderSlug): boolean;
   /** The provider's timeout in ms (PROVIDER_TIMEOUT_MS overrides every default). */
   timeoutMs(slug: ProviderSlug): number;
   /** Configured providers, in registry (display) order. */

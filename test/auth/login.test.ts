@@ -144,7 +144,7 @@ describe('sign-in, sessions and sign-out', () => {
     const anonymous = new WebClient(server.base);
     const keys = await anonymous.get('/settings/keys');
     expect(keys.status).toBe(302);
-    expect(keys.headers.get('location')).toBe('/login?next=%2Fsettings%2Fkeys');
+    expect(keys.headers.get('location')).toBe('/login?next=/settings/keys');
     expect((await anonymous.get('/')).headers.get('location')).toBe('/login');
 
     const signedIn = new WebClient(server.base);

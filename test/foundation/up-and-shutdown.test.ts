@@ -117,3 +117,22 @@ async function waitFor(cond: () => boolean, ms: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+describe('malformed requests', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => db.drop());
+
+  it('answers a malformed URL with a JSON 400, never a 500', async () => {
+    const app = await buildApp(testConfig(db), { pool: db.pool, logger: false });
+    for (const url of ['/status/health/%ZZ', '/api/v1/web/%E0%A4%A', '/%']) {
+      const res = await app.inject({ url });
+      expect(res.statusCode, url).toBe(400);
+      expect(res.headers['content-type']).toMatch(/application\/json/);
+      expect(res.json()).toHaveProperty('detail');
+    }
+    await app.close();
+  });
+});

@@ -70,6 +70,24 @@ describe('GET /api/v1/suggest/', () => {
     expect(fakes.brave.requestsTo('suggest')).toHaveLength(1);
   });
 
+  it('works with only the suggest key (BRAVE_API_KEY unset), but not when provider_01 is disabled', async () => {
+    const { BRAVE_API_KEY: _omit, ...suggestOnly } = fakes.env;
+    const onlySuggest = await buildTestApp(db, { ...suggestOnly, ...LIMITS });
+    const disabled = await buildTestApp(db, { ...fakes.env, ...LIMITS, DISABLED_PROVIDERS: 'provider_01' });
+    try {
+      const q = uniq('suggest only');
+      fakes.brave.setSuggestions(q, ['suggest only works']);
+      expect(await suggest(q, onlySuggest)).toEqual({ status: 200, body: { query: q, suggestions: ['suggest only works'] } });
+      expect(fakes.brave.requestsTo('suggest')).toHaveLength(1);
+      const q2 = uniq('disabled');
+      expect(await suggest(q2, disabled)).toEqual({ status: 200, body: { query: q2, suggestions: [] } });
+      expect(fakes.brave.requestsTo('suggest')).toHaveLength(1);
+    } finally {
+      await onlySuggest.close();
+      await disabled.close();
+    }
+  });
+
   it('answers an empty list without calling Brave when no suggest key is configured', async () => {
     const q = uniq('no key');
     expect(await suggest(q, noKey)).toEqual({ status: 200, body: { query: q, suggestions: [] } });

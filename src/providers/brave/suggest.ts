@@ -35,5 +35,6 @@ export function braveSuggestCall(q: string, config: BraveSuggestConfig): Provide
       headers: braveHeaders(config.BRAVE_SUGGEST_API_KEY),
     },
     parse: parseBraveSuggest,
+    ownCredential: true,
   };
 }

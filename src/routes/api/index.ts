@@ -7,6 +7,8 @@ import { apiStatusRoute } from './status.js';
 import { suggestRoute } from './suggest.js';
 import { webRoute } from './web.js';
 
+const API_METHODS = ['GET', 'HEAD', 'POST'] as const;
+
 /**
  * Everything under /api/v1/ (registered with that prefix). Order of checks on
  * every request, unknown paths included: authentication, then rate limits,
@@ -24,5 +26,16 @@ export async function apiRoutes(app: FastifyInstance): Promise<void> {
   await app.register(webRoute);
   await app.register(suggestRoute);
 
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not found.' }));
+  // A known path with another method is 405 (after authentication and limits, like any API answer).
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?', 1)[0] ?? '';
+    const allowed = API_METHODS.filter((method) => app.hasRoute({ method, url: path }));
+    if (allowed.length > 0) {
+      return reply
+        .code(405)
+        .header('Allow', allowed.join(', '))
+        .send({ detail: `Method "${request.method}" not allowed.` });
+    }
+    return reply.code(404).send({ detail: 'Not found.' });
+  });
 }
