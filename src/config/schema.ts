@@ -21,12 +21,8 @@ const int = (fallback: number, min: number, max: number) =>
       .trim()
       .default(String(fallback))
       .transform((v, ctx) => {
-        if (!/^-?\d+$/.test(v)) {
-          ctx.addIssue({ code: 'custom', message: `must be an integer between ${min} and ${max} (got "${v}")` });
-          return z.NEVER;
-        }
-        const n = Number(v);
-        if (n < min || n > max) {
+        const n = /^-?\d+$/.test(v) ? Number(v) : Number.NaN;
+        if (Number.isNaN(n) || n < min || n > max) {
           ctx.addIssue({ code: 'custom', message: `must be an integer between ${min} and ${max} (got "${v}")` });
           return z.NEVER;
         }
