@@ -10,7 +10,7 @@ import type pg from 'pg';
 import type { Config } from './config/index.js';
 import { registerWebSessions } from './auth/web-session.js';
 import { type Lifecycle, createLifecycle } from './lifecycle.js';
-import { loggerOptions } from './logging.js';
+import { SiftLogController, loggerOptions } from './logging.js';
 import { providersPlugin } from './providers/plugin.js';
 import { apiRoutes } from './routes/api/index.js';
 import { healthRoutes } from './routes/health.js';
@@ -44,6 +44,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     trustProxy: config.TRUST_PROXY as boolean | string,
     bodyLimit: 256 * 1024,
     return503OnClosing: true,
+    logController: new SiftLogController(),
     genReqId(req) {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
