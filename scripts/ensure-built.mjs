@@ -41,3 +41,6 @@ export function ensureBuilt() {
   }
   writeFileSync(stamp, new Date().toISOString());
 }
+
+// `node scripts/ensure-built.mjs` (npm start) builds when needed.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) ensureBuilt();

@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyInstance,
   type FastifyReply,
 } from 'fastify';
+import fastifyFormbody from '@fastify/formbody';
 import type pg from 'pg';
 import type { Config } from './config/index.js';
 import { registerWebSessions } from './auth/web-session.js';
@@ -110,13 +111,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   // Feature modules register here.
-  // Cookies, sessions, CSRF and form bodies for the whole app (not loaded for /api/v1).
-  await registerWebSessions(app);
+  // Form bodies everywhere (the API's POST endpoints take them too).
+  await app.register(fastifyFormbody);
   await app.register(providersPlugin);
   await app.register(healthRoutes);
-  await app.register(statusPage);
   await app.register(apiRoutes, { prefix: '/api/v1' });
-  await app.register(accountPages);
+  // The web pages, in their own context: only they pay for cookies, sessions and CSRF.
+  await app.register(async (web) => {
+    await registerWebSessions(web);
+    await web.register(statusPage);
+    await web.register(accountPages);
+  });
 
   return app;
 }

@@ -1,6 +1,5 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
-import fastifyFormbody from '@fastify/formbody';
 import fastifySession from '@fastify/session';
 import type { FastifyInstance } from 'fastify';
 import { resolveSecretKey } from '../config/secret-key.js';
@@ -19,28 +18,16 @@ export const SESSION_COOKIE = 'sift_session';
 export const CSRF_COOKIE = 'sift_csrf';
 export const SESSION_LIFETIME_MS = 14 * 24 * 3600 * 1000;
 
-/** Paths that never use sessions: the API authenticates every request by key. */
-function isApiPath(url: string): boolean {
-  return url === '/api' || url.startsWith('/api/') || url.startsWith('/api?');
-}
-
 /**
- * Cookies, Postgres-backed sessions, CSRF tokens and form bodies for the
- * whole app (registered on the root instance so every page can use them).
+ * Cookies, Postgres-backed sessions and CSRF tokens for the web pages.
+ * buildApp registers them in the pages' own context, so the API and the
+ * health endpoints never parse a cookie or load a session.
  * Cookies are httpOnly and SameSite=Lax, and Secure when the request came
- * over HTTPS (as TRUST_PROXY lets Fastify see it). API requests never load
- * a session, and never get a cookie.
+ * over HTTPS (as TRUST_PROXY lets Fastify see it).
  */
 export async function registerWebSessions(app: FastifyInstance): Promise<void> {
   const secret = resolveSecretKey(app.config);
-  await app.register(fastifyFormbody);
   await app.register(fastifyCookie, { secret });
-
-  // Before the session hook: an API request's cookies are not looked at,
-  // so a browser calling the API never costs a session lookup.
-  app.addHook('onRequest', async (request) => {
-    if (isApiPath(request.url)) request.cookies = {};
-  });
 
   await app.register(fastifySession, {
     secret,

@@ -74,8 +74,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const redirecting: Dispatcher = agent.compose(interceptors.redirect({ maxRedirections: 3 }));
 
   async function send(req: HttpRequest): Promise<HttpResponse> {
-    const secrets = [...configSecrets, ...requestSecrets(req.url, req.headers)];
-    const clean = (text: string) => oneLine(redactSecrets(text, secrets), 200);
+    // Only failures need the request's secrets (to scrub them from the message).
+    const clean = (text: string) =>
+      oneLine(redactSecrets(text, [...configSecrets, ...requestSecrets(req.url, req.headers)]), 200);
 
     const controller = new AbortController();
     const deadline = new Deadline();

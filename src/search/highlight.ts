@@ -15,7 +15,6 @@
 
 const WORD = /[\p{L}\p{M}\p{N}_]+/gu;
 const HAS_STRONG = /<strong/i;
-const REGEX_SPECIAL = /[.*+?^${}()|[\]\\]/g;
 
 /** Distinct query words (case-insensitively), in query order, each at least 2 characters. */
 export function queryWords(query: string): string[] {
@@ -36,24 +35,28 @@ export type Highlighter = (text: string) => string;
 
 const identity: Highlighter = (text) => text;
 
-/** Builds the highlighter for one query (compile once, apply to every description). */
+/**
+ * One static scanner for every query: a tag or a character reference (group
+ * 1, copied through), or a maximal run of word characters (a whole word by
+ * construction). Each word is looked up, case-folded, in the query's set.
+ */
+const TOKEN = /(<[^<>]*>|&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);)|[\p{L}\p{M}\p{N}_]+/gu;
+
+/** Builds the highlighter for one query (apply it to every description). */
 export function createHighlighter(query: string): Highlighter {
-  const words = queryWords(query);
-  if (words.length === 0) return identity;
-  // Longest first, so an alternative never shadows a longer one at the same position.
-  const alternatives = words
-    .sort((a, b) => b.length - a.length)
-    .map((w) => w.replace(REGEX_SPECIAL, '\\$&'))
-    .join('|');
-  const pattern = new RegExp(
-    `(<[^<>]*>|&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);)|(?<![\\p{L}\\p{M}\\p{N}_])(?:${alternatives})(?![\\p{L}\\p{M}\\p{N}_])`,
-    'giu',
-  );
-  const replace = (match: string, skipped: string | undefined) => (skipped ? match : `<strong>${match}</strong>`);
+  const words = new Set(queryWords(query).map((w) => w.toLowerCase()));
+  if (words.size === 0) return identity;
   return (text) => {
     if (!text || HAS_STRONG.test(text)) return text;
-    pattern.lastIndex = 0;
-    return text.replace(pattern, replace);
+    let out = '';
+    let last = 0;
+    for (const m of text.matchAll(TOKEN)) {
+      if (m[1] !== undefined || !words.has(m[0].toLowerCase())) continue;
+      const at = m.index;
+      out += `${text.slice(last, at)}<strong>${m[0]}</strong>`;
+      last = at + m[0].length;
+    }
+    return last === 0 ? text : out + text.slice(last);
   };
 }
 

@@ -1,0 +1,69 @@
+/*
+ * Ad-hoc profiling helper: Sift (dist/) under web-search load against the fake engines.
+ * PROF=1 writes a V8 CPU profile to bench/results/ (open it in Chrome DevTools).
+ * C=<connections> (default 100), LL=<log level> (default info).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import autocannon from 'autocannon';
+import { startWebFakes } from '../test/fakes/index.js';
+import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { createPool } from '../src/db/pool.js';
+import { createUser } from '../src/auth/users.js';
+import { issueApiKey } from '../src/auth/api-keys.js';
+import { migrate } from '../src/db/migrate.js';
+
+const fakes = await startWebFakes({ latencyMs: 50 });
+const pg = await startEmbeddedPostgres({ dataDir: 'bench/results/profile-data' });
+const pool = createPool(pg.url);
+await migrate(pool);
+const u = await createUser(pool, { username: 'p' + Date.now() });
+const keys: string[] = [];
+for (let i = 0; i < 500; i++) keys.push((await issueApiKey(pool, u.id)).key);
+await pool.end();
+const child = spawn(
+  process.execPath,
+  [...(process.env.PROF ? ['--cpu-prof', '--cpu-prof-dir=bench/results'] : []), 'dist/server.js'],
+  {
+    cwd: '/work/main',
+    env: {
+      ...process.env,
+      ...fakes.env,
+      DATABASE_URL: pg.url,
+      PORT: '8345',
+      HOST: '127.0.0.1',
+      PROBE_INTERVAL_SECONDS: '0',
+      LOG_LEVEL: process.env.LL ?? 'info',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  },
+);
+for (;;) {
+  try {
+    if ((await fetch('http://127.0.0.1:8345/up')).ok) break;
+  } catch {}
+  await new Promise((r) => setTimeout(r, 50));
+}
+let n = 0,
+  k = 0;
+const r = await autocannon({
+  url: 'http://127.0.0.1:8345',
+  connections: Number(process.env.C ?? 100),
+  duration: 10,
+  requests: [
+    {
+      method: 'GET',
+      setupRequest: (req: autocannon.Request) => ({
+        ...req,
+        path: `/api/v1/web/?q=prof+${++n}`,
+        headers: { authorization: `Api-Key ${keys[k++ % keys.length]}` },
+      }),
+    },
+  ],
+});
+console.log('rps', r.requests.average, 'p50', r.latency.p50, 'p99', r.latency.p99, 'non2xx', r.non2xx);
+const st = (await import('node:fs')).readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmHWM:\s+(\d+)/)?.[1];
+console.log('rss MB', Number(st) / 1024);
+child.kill('SIGTERM');
+await new Promise((r) => child.on('exit', r));
+await fakes.close();
+await pg.stop();

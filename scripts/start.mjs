@@ -1,4 +1,0 @@
-import { ensureBuilt } from './ensure-built.mjs';
-
-ensureBuilt();
-await import('../dist/server.js');
