@@ -24,5 +24,4 @@ VOLUME ["/data"]
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8000)+'/up').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-# A small young generation keeps RSS low under load at no throughput cost (see bench/README.md).
-CMD ["node", "--max-semi-space-size=4", "dist/server.js"]
+CMD ["node", "dist/server.js"]

@@ -3,7 +3,7 @@
  * PROF=1 writes a V8 CPU profile to bench/results/ (open it in Chrome DevTools).
  * C=<connections> (default 100), LL=<log level> (default info).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
 import { startWebFakes } from '../test/fakes/index.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';

@@ -84,7 +84,7 @@ async function startSift(env: NodeJS.ProcessEnv, logFile: string): Promise<Sift>
   const out = (await import('node:fs')).openSync(logFile, 'a');
   const t0 = performance.now();
   // The same command line as `npm start` and the Docker image.
-  const child = spawn(process.execPath, ['--max-semi-space-size=4', 'dist/server.js'], {
+  const child = spawn(process.execPath, ['dist/server.js'], {
     cwd: root,
     env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', out, out],
