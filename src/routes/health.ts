@@ -78,20 +78,25 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
     return true;
   }
 
+  type Rows = Awaited<ReturnType<typeof app.health.reader.rows>>;
+
+  /** The status rows, or null after answering 500 `database unavailable` (with `extra` fields). */
+  async function readRows(request: FastifyRequest, reply: FastifyReply, extra: object): Promise<Rows | null> {
+    try {
+      return await app.health.reader.rows();
+    } catch (err) {
+      request.log.warn({ err: err instanceof DatabaseUnavailable ? err.message : err }, 'health: database unavailable');
+      sendJson(reply, 500, { status: 'error', ...extra, detail: 'database unavailable' });
+      return null;
+    }
+  }
+
   async function rollUp(request: FastifyRequest, reply: FastifyReply) {
     if (!admit(request, reply)) return reply;
     const scope = monitorScope(config, providers);
     if (scope.length === 0) return sendJson(reply, 500, { status: 'error', detail: 'no providers watched' });
-    let rows: Awaited<ReturnType<typeof app.health.reader.rows>>;
-    try {
-      rows = await app.health.reader.rows();
-    } catch (err) {
-      request.log.warn(
-        { err: err instanceof DatabaseUnavailable ? err.message : err },
-        'health roll-up: database unavailable',
-      );
-      return sendJson(reply, 500, { status: 'error', detail: 'database unavailable' });
-    }
+    const rows = await readRows(request, reply, {});
+    if (!rows) return reply;
     const health = healthOf(scope, rows);
     const down = health.filter((h) => h.state === 'down').map((h) => h.slug);
     const operational = health.filter((h) => h.state === 'up').length;
@@ -116,16 +121,8 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
         detail: 'provider not configured on this instance',
       });
     }
-    let rows: Awaited<ReturnType<typeof app.health.reader.rows>>;
-    try {
-      rows = await app.health.reader.rows();
-    } catch (err) {
-      request.log.warn(
-        { err: err instanceof DatabaseUnavailable ? err.message : err },
-        'provider health: database unavailable',
-      );
-      return sendJson(reply, 500, { status: 'error', provider: slug, detail: 'database unavailable' });
-    }
+    const rows = await readRows(request, reply, { provider: slug });
+    if (!rows) return reply;
     const [h] = healthOf([info], rows);
     const down = h!.state === 'down';
     return sendJson(reply, down ? 500 : 200, {
