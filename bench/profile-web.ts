@@ -45,22 +45,43 @@ for (;;) {
 }
 let n = 0,
   k = 0;
-const r = await autocannon({
-  url: 'http://127.0.0.1:8345',
-  connections: Number(process.env.C ?? 100),
-  duration: 10,
-  requests: [
-    {
-      method: 'GET',
-      setupRequest: (req: autocannon.Request) => ({
-        ...req,
-        path: `/api/v1/web/?q=prof+${++n}`,
-        headers: { authorization: `Api-Key ${keys[k++ % keys.length]}` },
-      }),
-    },
-  ],
-});
-console.log('rps', r.requests.average, 'p50', r.latency.p50, 'p99', r.latency.p99, 'non2xx', r.non2xx);
+const fsm = await import('node:fs');
+const cpuMs = (): number => {
+  const f = fsm.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+};
+const load = (duration: number) =>
+  autocannon({
+    url: 'http://127.0.0.1:8345',
+    connections: Number(process.env.C ?? 100),
+    duration,
+    requests: [
+      {
+        method: 'GET',
+        setupRequest: (req: autocannon.Request) => ({
+          ...req,
+          path: `/api/v1/web/?q=prof+${++n}`,
+          headers: { authorization: `Api-Key ${keys[k++ % keys.length]}` },
+        }),
+      },
+    ],
+  });
+await load(3); // warm-up
+const cpu0 = cpuMs();
+const r = await load(Number(process.env.D ?? 10));
+const cpu = cpuMs() - cpu0;
+console.log(
+  'rps',
+  r.requests.average,
+  'p50',
+  r.latency.p50,
+  'p99',
+  r.latency.p99,
+  'non2xx',
+  r.non2xx,
+  'cpu ms/req',
+  (cpu / r.requests.total).toFixed(3),
+);
 const st = (await import('node:fs')).readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmHWM:\s+(\d+)/)?.[1];
 console.log('rss MB', Number(st) / 1024);
 child.kill('SIGTERM');

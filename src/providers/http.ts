@@ -1,6 +1,6 @@
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { Agent, type Dispatcher, interceptors, request } from 'undici';
+import { Agent, type Dispatcher, interceptors } from 'undici';
 import { oneLine, redactSecrets, requestSecrets } from './redact.js';
 import type { FailureKind, UpstreamRequest } from './types.js';
 
@@ -29,7 +29,6 @@ export class HttpFailure extends Error {
 
 export interface HttpResponse {
   status: number;
-  headers: Record<string, string>;
   /** The decoded body. */
   body: Buffer;
 }
@@ -56,8 +55,6 @@ const gunzip = promisify(zlib.gunzip);
 const inflate = promisify(zlib.inflate);
 const brotli = promisify(zlib.brotliDecompress);
 
-class Deadline extends Error {}
-
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const configSecrets = (options.secrets ?? []).filter(Boolean);
@@ -72,62 +69,43 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     connect: { timeout: 30_000 },
   });
   const redirecting: Dispatcher = agent.compose(interceptors.redirect({ maxRedirections: 3 }));
+  const baseHeaders = {
+    accept: 'application/json',
+    'accept-encoding': 'gzip, deflate, br',
+    'user-agent': options.userAgent,
+  };
 
-  async function send(req: HttpRequest): Promise<HttpResponse> {
-    // Only failures need the request's secrets (to scrub them from the message).
-    const clean = (text: string) =>
-      oneLine(redactSecrets(text, [...configSecrets, ...requestSecrets(req.url, req.headers)]), 200);
-
-    const controller = new AbortController();
-    const deadline = new Deadline();
-    const timer = setTimeout(() => controller.abort(deadline), Math.max(1, req.timeoutMs));
-    const signal = req.signal ? AbortSignal.any([controller.signal, req.signal]) : controller.signal;
-
-    const headers: Record<string, string> = {
-      accept: 'application/json',
-      'accept-encoding': 'gzip, deflate, br',
-      'user-agent': options.userAgent,
-    };
-    for (const [name, value] of Object.entries(req.headers ?? {})) headers[name.toLowerCase()] = value;
-
+  function send(req: HttpRequest): Promise<HttpResponse> {
+    let url: URL;
     try {
-      let url: URL;
-      try {
-        url = new URL(req.url);
-        if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
-      } catch {
-        throw new HttpFailure('connect', 'invalid upstream URL');
-      }
-      const res = await request(url, {
-        dispatcher: req.followRedirects ? redirecting : agent,
-        method: req.method ?? 'GET',
-        headers,
-        body: req.body,
-        signal,
-      });
-
-      if (res.statusCode < 200 || res.statusCode > 299) {
-        const snippet = await readSnippet(res.body);
-        const detail = snippet ? `: ${clean(snippet)}` : '';
-        if (res.statusCode === 429) throw new HttpFailure('rate_limited', `HTTP 429 rate limited${detail}`, 429);
-        throw new HttpFailure('http_status', `HTTP ${res.statusCode}${detail}`, res.statusCode);
-      }
-
-      const declared = Number(res.headers['content-length']);
-      if (Number.isFinite(declared) && declared > maxBody) {
-        res.body.destroy();
-        throw new HttpFailure('too_large', `response larger than ${formatBytes(maxBody)}`, res.statusCode);
-      }
-      const raw = await readCapped(res.body, maxBody);
-      if (raw === null)
-        throw new HttpFailure('too_large', `response larger than ${formatBytes(maxBody)}`, res.statusCode);
-      const body = await decode(raw, String(res.headers['content-encoding'] ?? ''), maxBody);
-      return { status: res.statusCode, headers: flatHeaders(res.headers), body };
-    } catch (err) {
-      throw classify(err, signal, deadline, req, clean);
-    } finally {
-      clearTimeout(timer);
+      url = new URL(req.url);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
+    } catch {
+      return Promise.reject(new HttpFailure('connect', 'invalid upstream URL'));
     }
+    let headers: Record<string, string> = baseHeaders;
+    if (req.headers) {
+      headers = { ...baseHeaders };
+      for (const name of Object.keys(req.headers)) headers[name.toLowerCase()] = req.headers[name]!;
+    }
+    return new Promise<HttpResponse>((resolve, reject) => {
+      const call = new UpstreamCall(req, maxBody, configSecrets, resolve, reject);
+      if (call.settled) return;
+      try {
+        (req.followRedirects ? redirecting : agent).dispatch(
+          {
+            origin: url.origin,
+            path: `${url.pathname}${url.search}`,
+            method: req.method ?? 'GET',
+            headers,
+            body: req.body,
+          },
+          call,
+        );
+      } catch (err) {
+        call.onResponseError(null, err as Error);
+      }
+    });
   }
 
   return {
@@ -138,18 +116,162 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   };
 }
 
-function classify(
-  err: unknown,
-  signal: AbortSignal,
-  deadline: Deadline,
-  req: HttpRequest,
-  clean: (text: string) => string,
-): HttpFailure {
-  if (err instanceof HttpFailure) return err;
-  if (signal.aborted) {
-    if (signal.reason === deadline) return new HttpFailure('timeout', `no complete answer within ${req.timeoutMs} ms`);
-    return new HttpFailure('timeout', 'cancelled before the upstream answered');
+/**
+ * One upstream call, driven by undici's dispatch handler callbacks: no
+ * streams, no AbortController; one timer is the deadline over the whole call
+ * (queueing, connect, headers and body). The first outcome settles the
+ * promise; anything undici reports afterwards is ignored.
+ */
+class UpstreamCall implements Dispatcher.DispatchHandler {
+  settled = false;
+  private controller: Dispatcher.DispatchController | null = null;
+  private readonly timer: NodeJS.Timeout;
+  private status = 0;
+  private encoding = '';
+  private errorBody = false;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private readonly onCancel: (() => void) | undefined;
+
+  constructor(
+    private readonly req: HttpRequest,
+    private readonly maxBody: number,
+    private readonly configSecrets: string[],
+    private readonly resolve: (res: HttpResponse) => void,
+    private readonly reject: (err: HttpFailure) => void,
+  ) {
+    this.timer = setTimeout(onDeadline, Math.max(1, req.timeoutMs), this);
+    const signal = req.signal;
+    if (signal) {
+      if (signal.aborted) {
+        this.fail(cancelled());
+        return;
+      }
+      this.onCancel = () => this.fail(cancelled());
+      signal.addEventListener('abort', this.onCancel, { once: true });
+    }
   }
+
+  /** Settles with `failure` and stops the request (if it started). */
+  fail(failure: HttpFailure): void {
+    if (this.settled) return;
+    this.finish();
+    this.controller?.abort(failure);
+    this.reject(failure);
+  }
+
+  timedOut(): void {
+    this.fail(new HttpFailure('timeout', `no complete answer within ${this.req.timeoutMs} ms`));
+  }
+
+  private finish(): void {
+    this.settled = true;
+    clearTimeout(this.timer);
+    if (this.onCancel) this.req.signal?.removeEventListener('abort', this.onCancel);
+  }
+
+  /** Text for an error message, with every secret of the configuration and this request removed. */
+  private clean(text: string): string {
+    return oneLine(
+      redactSecrets(text, [...this.configSecrets, ...requestSecrets(this.req.url, this.req.headers)]),
+      200,
+    );
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    // A call that timed out while it waited for a connection is stopped as soon as it gets one.
+    if (this.settled) controller.abort(new HttpFailure('timeout', 'deadline passed before the request was sent'));
+    else this.controller = controller;
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
+    if (this.settled) return;
+    this.status = statusCode;
+    if (statusCode < 200 || statusCode > 299) {
+      this.errorBody = true;
+      return;
+    }
+    const declared = Number(headers['content-length']);
+    if (Number.isFinite(declared) && declared > this.maxBody) {
+      this.controller = controller;
+      this.fail(tooLarge(this.maxBody, statusCode));
+      return;
+    }
+    const encoding = headers['content-encoding'];
+    this.encoding = Array.isArray(encoding) ? encoding.join(',') : (encoding ?? '');
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    this.size += chunk.length;
+    if (this.errorBody) {
+      this.chunks.push(chunk);
+      if (this.size >= ERROR_SNIPPET_BYTES) this.failWithStatus();
+      return;
+    }
+    if (this.size > this.maxBody) {
+      this.fail(tooLarge(this.maxBody, this.status));
+      return;
+    }
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    if (this.errorBody) {
+      this.failWithStatus();
+      return;
+    }
+    this.finish();
+    const raw = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
+    this.chunks = [];
+    const status = this.status;
+    const encoding = this.encoding.trim().toLowerCase();
+    if (!encoding || encoding === 'identity' || raw.length === 0) {
+      this.resolve({ status, body: raw });
+      return;
+    }
+    decode(raw, encoding, this.maxBody).then(
+      (body) => this.resolve({ status, body }),
+      (err: HttpFailure) => this.reject(err),
+    );
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, err: Error): void {
+    if (this.settled) return;
+    this.fail(classify(err, (text) => this.clean(text)));
+  }
+
+  /** A non-2xx answer: fails with its status and the start of its body. */
+  private failWithStatus(): void {
+    const snippet = readableSnippet(Buffer.concat(this.chunks).subarray(0, ERROR_SNIPPET_BYTES));
+    const detail = snippet ? `: ${this.clean(snippet)}` : '';
+    this.fail(
+      this.status === 429
+        ? new HttpFailure('rate_limited', `HTTP 429 rate limited${detail}`, 429)
+        : new HttpFailure('http_status', `HTTP ${this.status}${detail}`, this.status),
+    );
+  }
+}
+
+function onDeadline(call: UpstreamCall): void {
+  call.timedOut();
+}
+
+function cancelled(): HttpFailure {
+  return new HttpFailure('timeout', 'cancelled before the upstream answered');
+}
+
+function tooLarge(max: number, status?: number): HttpFailure {
+  return new HttpFailure('too_large', `response larger than ${formatBytes(max)}`, status);
+}
+
+function classify(err: unknown, clean: (text: string) => string): HttpFailure {
+  if (err instanceof HttpFailure) return err;
   const code = String((err as { code?: unknown })?.code ?? '');
   switch (code) {
     case 'UND_ERR_CONNECT_TIMEOUT':
@@ -187,44 +309,14 @@ function classify(
   }
 }
 
-async function readSnippet(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body) {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size >= ERROR_SNIPPET_BYTES) break;
-    }
-  } catch {
-    /* the status is what matters */
-  } finally {
-    body.destroy();
-  }
-  const text = Buffer.concat(chunks).subarray(0, ERROR_SNIPPET_BYTES);
-  // Compressed or binary error bodies say nothing readable.
+/** The start of an error body as text, or '' when it is compressed or binary (it says nothing readable). */
+function readableSnippet(text: Buffer): string {
   if (text.includes(0) || text[0] === 0x1f) return '';
   return text.toString('utf8');
 }
 
-/** The whole body, or null when it exceeds `max` bytes. */
-async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }, max: number): Promise<Buffer | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > max) {
-      body.destroy();
-      return null;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size);
-}
-
-async function decode(raw: Buffer, encoding: string, max: number): Promise<Buffer> {
-  const enc = encoding.trim().toLowerCase();
-  if (!enc || enc === 'identity' || raw.length === 0) return raw;
+/** Decodes a gzip, deflate or brotli body (`enc` is lower-case and trimmed). */
+async function decode(raw: Buffer, enc: string, max: number): Promise<Buffer> {
   const opts = { maxOutputLength: max };
   try {
     if (enc === 'gzip' || enc === 'x-gzip') return await gunzip(raw, opts);
@@ -237,12 +329,6 @@ async function decode(raw: Buffer, encoding: string, max: number): Promise<Buffe
     throw new HttpFailure('bad_response', `response body could not be decoded (${enc})`);
   }
   throw new HttpFailure('bad_response', `unsupported content encoding "${oneLine(enc, 20)}"`);
-}
-
-function flatHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
-  return out;
 }
 
 function formatBytes(n: number): string {

@@ -130,6 +130,14 @@ describe('decoding and bombs', () => {
         // 10 MB of zeros gzip to ~10 KB: under the cap on the wire, far over it decoded.
         res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
         res.end(gzipSync(Buffer.alloc(10 * 1024 * 1024, 0x20)));
+      } else if (req.url === '/moved') {
+        res.writeHead(302, { location: '/br' });
+        res.end();
+      } else if (req.url === '/slow') {
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{"slow":true}');
+        }, 400);
       } else if (req.url === '/declared') {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(10 * 1024 * 1024) });
         res.write('{');
@@ -170,5 +178,41 @@ describe('decoding and bombs', () => {
   it('classifies an undecodable body as bad_response', async () => {
     const err = await failure(http.request({ url: `${base}/broken`, timeoutMs: 2000 }));
     expect(err.kind).toBe('bad_response');
+  });
+
+  it('follows a redirect only when the call asks for it', async () => {
+    const followed = await http.request({ url: `${base}/moved`, timeoutMs: 2000, followRedirects: true });
+    expect(JSON.parse(followed.body.toString())).toEqual({ ok: true });
+    const err = await failure(http.request({ url: `${base}/moved`, timeoutMs: 2000 }));
+    expect(err.kind).toBe('http_status');
+    expect(err.status).toBe(302);
+  });
+
+  it('stops a call when its caller cancels it, and refuses one cancelled before it starts', async () => {
+    const controller = new AbortController();
+    const started = Date.now();
+    const pending = failure(http.request({ url: `${base}/slow`, timeoutMs: 5000, signal: controller.signal }));
+    setTimeout(() => controller.abort(), 50);
+    const err = await pending;
+    expect(err.kind).toBe('timeout');
+    expect(err.message).toBe('cancelled before the upstream answered');
+    expect(Date.now() - started).toBeLessThan(350);
+
+    const early = await failure(http.request({ url: `${base}/br`, timeoutMs: 2000, signal: AbortSignal.abort() }));
+    expect(early.message).toBe('cancelled before the upstream answered');
+  });
+
+  it('keeps working after a call timed out: the next call gets a complete answer', async () => {
+    const err = await failure(http.request({ url: `${base}/slow`, timeoutMs: 100 }));
+    expect(err.kind).toBe('timeout');
+    expect(err.message).toBe('no complete answer within 100 ms');
+    const res = await http.request({ url: `${base}/slow`, timeoutMs: 2000 });
+    expect(JSON.parse(res.body.toString())).toEqual({ slow: true });
+  });
+
+  it('refuses a URL that is not http or https without sending anything', async () => {
+    const err = await failure(http.request({ url: 'file:///etc/passwd', timeoutMs: 2000 }));
+    expect(err.kind).toBe('connect');
+    expect(err.message).toBe('invalid upstream URL');
   });
 });
