@@ -1,13 +1,27 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { rateLimitHeader, rateLimitPolicy, retryAfterSeconds, throttledDetail } from './headers.js';
 import { monthLabel, monthStart, nextMonthStart } from './month.js';
 import { admitRequest, pruneIdleRateLimits, type RateDecision } from './rate-limiter.js';
+import { createRunAheadHints } from './run-ahead.js';
 import { createUsageRecorder, monthlySearches, type UsageRecorder } from './usage.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The rate-limit decision for this API request (set once limits were checked). */
     rateLimit?: RateDecision;
+    /**
+     * Set when the request's limits are still being checked while its handler
+     * runs (a route with `config.runsAhead`); resolves with the refusal to send,
+     * or null when admitted. Handlers settle it with `admitted()` or `runAhead()`.
+     */
+    admission?: Promise<Refusal | null>;
+  }
+  interface FastifyContextConfig {
+    /**
+     * The handler may start its upstream calls while the limits are checked
+     * (it must settle `request.admission` before answering; see runAhead).
+     */
+    runsAhead?: boolean;
   }
   interface FastifyInstance {
     /** Buffered monthly usage; decorated inside the /api/v1 plugin only. */
@@ -22,6 +36,57 @@ const USAGE_FLUSH_INTERVAL_MS = 1000;
 const PRUNE_INTERVAL_MS = 10 * 60 * 1000;
 /** Seconds a client is asked to wait when the limiter's database is unreachable. */
 const UNAVAILABLE_RETRY_AFTER = '5';
+
+/** A response refusing the request: over a limit (429) or limits not checkable (503). */
+export interface Refusal {
+  status: 429 | 503;
+  retryAfter: string;
+  detail: string;
+}
+
+const UNAVAILABLE: Refusal = {
+  status: 503,
+  retryAfter: UNAVAILABLE_RETRY_AFTER,
+  detail: 'Service temporarily unavailable.',
+};
+
+function sendRefusal(reply: FastifyReply, refusal: Refusal): FastifyReply {
+  return reply.code(refusal.status).header('Retry-After', refusal.retryAfter).send({ detail: refusal.detail });
+}
+
+/**
+ * For a handler of a `runsAhead` route, before it answers anything: waits for
+ * the request's rate-limit decision when it is still pending. Returns true
+ * when the request is admitted; otherwise sends the refusal and returns false.
+ */
+export async function admitted(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+  const pending = request.admission;
+  if (!pending) return true;
+  request.admission = undefined;
+  const refusal = await pending;
+  if (!refusal) return true;
+  sendRefusal(reply, refusal);
+  return false;
+}
+
+/**
+ * Starts `work` (upstream calls) at once and returns its result once the
+ * request is admitted, or null after sending the refusal. With the decision
+ * still pending, the limiter's database round trip overlaps the upstream
+ * calls instead of preceding them; the work of a refused request finishes in
+ * the background (its results still fill the cache) and is not counted.
+ */
+export async function runAhead<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  work: () => Promise<T>,
+): Promise<{ value: T } | null> {
+  if (!request.admission) return { value: await work() };
+  const running = work();
+  if (await admitted(request, reply)) return { value: await running };
+  running.catch((err: unknown) => request.log.warn({ err }, 'work of a refused request failed'));
+  return null;
+}
 
 /**
  * Registers, in the /api/v1 plugin and after the authentication hook:
@@ -62,49 +127,59 @@ export function registerApiLimits(app: FastifyInstance): void {
     usage.stop();
   });
 
-  app.addHook('onRequest', async (request, reply) => {
-    const principal = request.apiKey;
-    if (!principal) return;
+  const hints = createRunAheadHints();
+
+  /** Checks and records the request against both limits and the quota: the refusal to send, or null. */
+  async function decide(request: FastifyRequest, keyId: number, userId: number) {
     const now = new Date();
     const month = monthStart(now);
     const quotaApplies = quota > 0 && countsSearches(request);
-
     let decision: RateDecision;
     try {
-      decision = await admitRequest(
-        app.pool,
-        principal.keyId,
-        limits,
-        quotaApplies ? { userId: principal.userId, month } : undefined,
-      );
+      decision = await admitRequest(app.pool, keyId, limits, quotaApplies ? { userId, month } : undefined);
     } catch (err) {
+      hints.settle(keyId, { rate: 0 });
       request.log.error({ err }, 'rate limiter unavailable');
-      return reply
-        .code(503)
-        .header('Retry-After', UNAVAILABLE_RETRY_AFTER)
-        .send({ detail: 'Service temporarily unavailable.' });
+      return UNAVAILABLE;
     }
     request.rateLimit = decision;
+    const rate = decision.admitted ? Math.min(decision.burst.remaining, decision.sustained.remaining) : 0;
 
     if (!decision.admitted) {
+      hints.settle(keyId, { rate });
       const wait = retryAfterSeconds(decision);
-      return reply
-        .code(429)
-        .header('Retry-After', String(wait))
-        .send({ detail: throttledDetail(wait) });
+      return { status: 429, retryAfter: String(wait), detail: throttledDetail(wait) } satisfies Refusal;
     }
+    if (!quotaApplies) {
+      hints.settle(keyId, quota > 0 ? { rate } : { rate, quotaUnits: Number.POSITIVE_INFINITY });
+      return null;
+    }
+    const used = (decision.persistedSearches ?? 0) + usage.pending(userId, month);
+    hints.settle(keyId, { rate, quotaUnits: quota - used });
+    if (used < quota) return null;
+    const resets = nextMonthStart(now);
+    const wait = Math.max(1, Math.ceil((resets.getTime() - now.getTime()) / 1000));
+    return {
+      status: 429,
+      retryAfter: String(wait),
+      detail: `Monthly search quota exhausted. It resets on ${monthStart(resets)}.`,
+    } satisfies Refusal;
+  }
 
-    if (quotaApplies) {
-      const used = (decision.persistedSearches ?? 0) + usage.pending(principal.userId, month);
-      if (used >= quota) {
-        const resets = nextMonthStart(now);
-        const wait = Math.max(1, Math.ceil((resets.getTime() - now.getTime()) / 1000));
-        return reply
-          .code(429)
-          .header('Retry-After', String(wait))
-          .send({ detail: `Monthly search quota exhausted. It resets on ${monthStart(resets)}.` });
-      }
+  app.addHook('onRequest', async (request, reply) => {
+    const principal = request.apiKey;
+    if (!principal) return;
+    // A route's upstream calls may start before the decision only when this
+    // instance knows the key has room (run-ahead.ts).
+    if (hints.start(principal.keyId, request.routeOptions.config?.runsAhead === true)) {
+      request.admission = decide(request, principal.keyId, principal.userId);
+      hints.ranAhead(principal.keyId, request.admission);
+      return;
     }
+    const ahead = hints.ahead(principal.keyId);
+    if (ahead) await ahead;
+    const refusal = await decide(request, principal.keyId, principal.userId);
+    if (refusal) return sendRefusal(reply, refusal);
   });
 
   app.addHook('onSend', async (request, reply, payload) => {

@@ -1,0 +1,104 @@
+import { LRUCache } from 'lru-cache';
+
+/*
+ * When may a request's handler start its upstream calls before the rate
+ * limiter has answered (routes with `config.runsAhead`)? Only when this
+ * instance knows the key has room, so that a client over its limits does not
+ * make upstream calls:
+ *
+ * - no other request of the key is waiting for its decision on this instance
+ *   (so at most one request per key runs ahead of its decision at a time;
+ *   requests of the key that arrive meanwhile ask for their own decisions only
+ *   after it, so none of them can take its slot),
+ * - the decisions of the key's latest requests left at least one request in
+ *   both rate windows (windows only free slots as time passes, so this is
+ *   conservative), and
+ * - the monthly quota they saw leaves at least QUOTA_MARGIN_UNITS searches
+ *   (searches in flight are counted only when they answer, so the margin
+ *   covers a few of them).
+ *
+ * Decisions that overlap in time may arrive out of order; the estimate takes
+ * the smallest headroom among them. Other instances may spend the same
+ * budget meanwhile: a request that ran ahead and is then refused still
+ * answers 429 and counts nothing, and hints unused for HINT_TTL_MS are
+ * forgotten.
+ */
+
+const HINT_TTL_MS = 10_000;
+const MAX_KEYS = 10_000;
+/** Two web searches with all four engines. */
+export const QUOTA_MARGIN_UNITS = 8;
+
+interface Hint {
+  /** Requests both rate windows allow after the key's latest decisions. */
+  rate: number;
+  /** Searches the monthly quota allowed at the latest decision that looked at it (unknown: -1). */
+  quotaUnits: number;
+  /** Requests of the key on this instance whose decision has not arrived yet. */
+  undecided: number;
+  /** The next decision starts a new estimate (no decision overlapped the previous ones). */
+  fresh: boolean;
+  /** The decision of the latest request that ran ahead. */
+  ahead: Promise<unknown> | undefined;
+}
+
+export interface Headroom {
+  rate: number;
+  /** Searches left in the monthly quota; omitted when the decision did not look at the quota. */
+  quotaUnits?: number;
+}
+
+export interface RunAheadHints {
+  /**
+   * Called for every request of the key before its decision is asked for:
+   * true when this one may run ahead (and `wantsToRunAhead`).
+   */
+  start(keyId: number, wantsToRunAhead: boolean): boolean;
+  /** Records the decision of a request passed to start(). */
+  settle(keyId: number, headroom: Headroom): void;
+  /** Remembers the pending decision of a request that start() let run ahead. */
+  ranAhead(keyId: number, decision: Promise<unknown>): void;
+  /** The decision to wait for before asking for another one of the key (the latest request that ran ahead). */
+  ahead(keyId: number): Promise<unknown> | undefined;
+}
+
+export function createRunAheadHints(): RunAheadHints {
+  const hints = new LRUCache<number, Hint>({ max: MAX_KEYS, ttl: HINT_TTL_MS, updateAgeOnGet: true });
+  return {
+    start(keyId, wantsToRunAhead) {
+      const hint = hints.get(keyId);
+      if (!hint) {
+        hints.set(keyId, { rate: 0, quotaUnits: -1, undecided: 1, fresh: true, ahead: undefined });
+        return false;
+      }
+      const runAhead =
+        wantsToRunAhead && hint.undecided === 0 && hint.rate >= 1 && hint.quotaUnits >= QUOTA_MARGIN_UNITS;
+      hint.undecided++;
+      return runAhead;
+    },
+    settle(keyId, headroom) {
+      const hint = hints.get(keyId);
+      if (!hint) return;
+      if (hint.fresh) {
+        hint.rate = headroom.rate;
+        if (headroom.quotaUnits !== undefined) hint.quotaUnits = headroom.quotaUnits;
+        hint.fresh = false;
+      } else {
+        hint.rate = Math.min(hint.rate, headroom.rate);
+        if (headroom.quotaUnits !== undefined) hint.quotaUnits = Math.min(hint.quotaUnits, headroom.quotaUnits);
+      }
+      if (hint.undecided > 0) hint.undecided--;
+      if (hint.undecided === 0) {
+        hint.fresh = true;
+        hint.ahead = undefined;
+      }
+    },
+    ranAhead(keyId, decision) {
+      const hint = hints.get(keyId);
+      if (hint) hint.ahead = decision;
+    },
+    ahead(keyId) {
+      return hints.peek(keyId)?.ahead;
+    },
+  };
+}
