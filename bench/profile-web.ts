@@ -1,7 +1,8 @@
 /*
  * Ad-hoc profiling helper: Sift (dist/) under web-search load against the fake engines.
  * PROF=1 writes a V8 CPU profile to bench/results/ (open it in Chrome DevTools).
- * C=<connections> (default 100), LL=<log level> (default info).
+ * C=<connections> (default 100), D=<seconds> (default 10), LL=<log level> (default info),
+ * SIFT_NODE_OPTIONS=<NODE_OPTIONS for Sift only>, SIFT_NODE_ARGS=<node flags for Sift only>.
  */
 import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
@@ -22,7 +23,11 @@ for (let i = 0; i < 500; i++) keys.push((await issueApiKey(pool, u.id)).key);
 await pool.end();
 const child = spawn(
   process.execPath,
-  [...(process.env.PROF ? ['--cpu-prof', '--cpu-prof-dir=bench/results'] : []), 'dist/server.js'],
+  [
+    ...(process.env.PROF ? ['--cpu-prof', '--cpu-prof-dir=bench/results'] : []),
+    ...(process.env.SIFT_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    'dist/server.js',
+  ],
   {
     cwd: '/work/main',
     env: {
@@ -33,6 +38,7 @@ const child = spawn(
       HOST: '127.0.0.1',
       PROBE_INTERVAL_SECONDS: '0',
       LOG_LEVEL: process.env.LL ?? 'info',
+      NODE_OPTIONS: process.env.SIFT_NODE_OPTIONS ?? '',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   },
@@ -46,10 +52,28 @@ for (;;) {
 let n = 0,
   k = 0;
 const fsm = await import('node:fs');
-const cpuMs = (): number => {
-  const f = fsm.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+const cpuOf = (pid: number | string): number => {
+  try {
+    const f = fsm.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+  } catch {
+    return 0; // the process ended
+  }
 };
+const cpuMs = (): number => cpuOf(child.pid!);
+/** CPU of every PostgreSQL process (server and backends) so far. */
+const pgCpuMs = (): number =>
+  fsm
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return fsm.readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'postgres';
+      } catch {
+        return false;
+      }
+    })
+    .reduce((sum, d) => sum + cpuOf(d), 0);
 const load = (duration: number) =>
   autocannon({
     url: 'http://127.0.0.1:8345',
@@ -66,10 +90,12 @@ const load = (duration: number) =>
       },
     ],
   });
-await load(3); // warm-up
+const warm = await load(3); // warm-up
 const cpu0 = cpuMs();
+const pgCpu0 = pgCpuMs();
 const r = await load(Number(process.env.D ?? 10));
 const cpu = cpuMs() - cpu0;
+const pgCpu = pgCpuMs() - pgCpu0;
 console.log(
   'rps',
   r.requests.average,
@@ -81,6 +107,10 @@ console.log(
   r.non2xx,
   'cpu ms/req',
   (cpu / r.requests.total).toFixed(3),
+  'requests incl. warm-up',
+  warm.requests.total + r.requests.total,
+  'postgres cpu ms/req (all postgres processes)',
+  (pgCpu / r.requests.total).toFixed(3),
 );
 const st = (await import('node:fs')).readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmHWM:\s+(\d+)/)?.[1];
 console.log('rss MB', Number(st) / 1024);
