@@ -99,13 +99,11 @@ export async function searchWeb(deps: WebSearchDeps, params: WebParams): Promise
   const asked = enginesToAsk(params.engine, query, deps.providers);
 
   let highlighter: Highlighter | undefined;
+  // In place: a slice fresh from its adapter belongs to this search alone until it is cached.
   const highlight = (slice: EngineSlice): EngineSlice => {
     highlighter ??= createHighlighter(query.q);
-    const hl = highlighter;
-    return {
-      altered: slice.altered,
-      results: slice.results.map((r) => ({ ...r, description: hl(r.description) })),
-    };
+    for (const r of slice.results) r.description = highlighter(r.description);
+    return slice;
   };
 
   const settled = await Promise.allSettled(
