@@ -1,10 +1,15 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createLifecycle } from '../../src/lifecycle.js';
 import { createPool } from '../../src/db/pool.js';
 import { shutdown } from '../../src/shutdown.js';
+// @ts-expect-error: a plain .mjs script without type declarations
+import { ensureBuilt } from '../../scripts/ensure-built.mjs';
 import { testConfig } from '../helpers/app.js';
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js';
 
@@ -108,7 +113,40 @@ describe('graceful shutdown', () => {
     expect(await exited).toBe(0);
     expect(output).toContain('"msg":"stopped"');
   });
+
+  it('starts through bin/sift-server (the npm start and Docker command) as node itself, with its V8 flag', async () => {
+    ensureBuilt();
+    const port = await freePort();
+    const child = spawn('sh', ['bin/sift-server'], {
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db.url, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c) => (output += c));
+    child.stderr.on('data', (c) => (output += c));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      await waitFor(() => output.includes('"msg":"ready"'), 20_000);
+      expect((await fetch(`http://127.0.0.1:${port}/up`)).status).toBe(200);
+      // The script execs node: the pid is the server's, so signals reach it directly.
+      const cmdline = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0');
+      expect(path.basename(cmdline[0]!)).toMatch(/^node/);
+      expect(cmdline).toContain('--max-semi-space-size=8');
+      expect(cmdline).toContain('dist/server.js');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  });
 });
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
 
 async function waitFor(cond: () => boolean, ms: number): Promise<void> {
   const end = Date.now() + ms;
