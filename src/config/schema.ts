@@ -167,7 +167,7 @@ export const envSchema = z.object({
   SIFT_USER_AGENT: str('Sift/0.1 (self-hosted metasearch; +https://github.com/sift-search/sift)'),
   DISABLED_PROVIDERS: list(),
   LOG_SEARCH_QUERIES: bool(false),
-  SEARCH_CACHE_MAX_MB: int(8, 1, 4096),
+  SEARCH_CACHE_MAX_MB: int(4, 1, 4096),
 
   // Provider credentials
   BRAVE_API_KEY: optionalStr(),
