@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Build stage: install everything, compile TypeScript.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -9,7 +9,7 @@ COPY src ./src
 RUN npx tsc -p tsconfig.build.json && date -u +%FT%TZ > dist/.build-stamp
 
 # Runtime stage: production dependencies and the compiled app, as a non-root user.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=8000 HOST=0.0.0.0 DATA_DIR=/data
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -18,6 +18,7 @@ COPY --from=build /app/dist ./dist
 COPY migrations ./migrations
 COPY views ./views
 COPY bin ./bin
+COPY scripts/ensure-built.mjs ./scripts/
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

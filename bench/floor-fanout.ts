@@ -1,52 +1,193 @@
 /*
- * Floor 2: bare Fastify + undici fan-out to the same four fake engines with
- * Sift's own adapters and merge (src/search/web.ts), but no authentication,
- * rate limits, database, health recording or response cache.
+ * Floor 2, the fan-out floor: bare Fastify + a bare undici upstream serving
+ * every search endpoint of Sift through Sift's own feature modules (the same
+ * adapters, blends, merge and card logic: src/search/*), but with no
+ * authentication, rate limits, usage counting, database, health recording or
+ * response cache, and no run-ahead of the limits.
+ *
+ *   GET /api/v1/web/, images/, news/, videos/, suggest/, maps/, cards/,
+ *   translate/ (GET), translate/languages/
+ *
+ * The upstream: each call is one undici request bounded by the provider's
+ * timeout; gather() runs the tasks at once under an optional deadline.
+ * Multi-step flows (cards: Wikipedia search then summary, TheTVDB login then
+ * search then details, the Wikidata classification) run their steps through
+ * the same bare call. Like Sift, the floor keeps what outlives one query:
+ * flow memos (TheTVDB's login token) and flow values in a small LRU (1,000
+ * entries, the provider's TTL). Flow keys hold the query, so with a distinct
+ * query per request the only values found again are the ones Sift also finds
+ * again: the Wikidata classification of a subject (keyed by its item).
+ * Plain calls are never cached.
+ *
+ * Instant answers are not served here: their floor is the bare JSON route
+ * (bench/floor-json.ts).
+ *
  * Environment: the fakes' env (BRAVE_BASE_URL, BRAVE_API_KEY, …) as JSON in argv[2].
  */
-import Fastify from 'fastify';
-import { Agent, request } from 'undici';
+import Fastify, { type FastifyReply } from 'fastify';
+import { LRUCache } from 'lru-cache';
+import { Agent, interceptors, request } from 'undici';
 import { parseConfig } from '../src/config/index.js';
 import { createProviderDirectory } from '../src/providers/registry.js';
-import type { ProviderCall, Upstream } from '../src/providers/types.js';
-import type { SearchCache } from '../src/search/cache.js';
-import { parseQuery, webQuerySchema } from '../src/search/params.js';
-import { searchWeb } from '../src/search/web.js';
+import {
+  type FlowSteps,
+  type ProviderCall,
+  type ProviderFlow,
+  type ProviderTask,
+  type Upstream,
+  UpstreamError,
+} from '../src/providers/types.js';
+import { cardsQuerySchema, searchCards } from '../src/search/cards/index.js';
+import { mapsQuerySchema, searchMaps } from '../src/search/maps.js';
+import { imagesQuerySchema, searchImages, searchNews, searchVideos } from '../src/search/media.js';
+import type { SearchOutcome } from '../src/search/outcome.js';
+import { parseQuery, suggestQuerySchema, webQuerySchema } from '../src/search/params.js';
+import { suggest } from '../src/search/suggest.js';
+import { translate, translateInput, translateSchema, translationLanguages } from '../src/search/translate.js';
+import { type SearchDeps, searchWeb } from '../src/search/web.js';
 
 const config = parseConfig({ ...JSON.parse(process.argv[2] ?? '{}'), LOG_LEVEL: 'silent' });
-const dispatcher = new Agent({ keepAliveTimeout: 10_000, connections: 256 });
+const providers = createProviderDirectory(config);
+const agent = new Agent({ keepAliveTimeout: 10_000, connections: 256 });
+const redirecting = agent.compose(interceptors.redirect({ maxRedirections: 3 }));
 
-const upstream: Upstream = {
-  async call<T>(call: ProviderCall<T>): Promise<T> {
-    const res = await request(call.request.url, {
-      method: call.request.method ?? 'GET',
-      headers: call.request.headers,
-      body: call.request.body,
-      dispatcher,
-      headersTimeout: 3000,
-      bodyTimeout: 3000,
-    });
-    const body = await res.body.json();
-    if (res.statusCode < 200 || res.statusCode >= 300) throw new Error(`status ${res.statusCode}`);
-    return call.parse(body);
+const isFlow = <T>(task: ProviderTask<T>): task is ProviderFlow<T> => 'run' in task;
+
+function asUpstreamError(task: ProviderTask<unknown>, err: unknown): UpstreamError {
+  return err instanceof UpstreamError ? err : new UpstreamError(task.provider, 'connect', String(err));
+}
+
+/** One upstream call: a bare undici request, the body parsed as JSON (or text), the adapter's parse. */
+async function bareCall<T>(c: ProviderCall<T>): Promise<T> {
+  if (!providers.isConfigured(c.provider) && !c.ownCredential) {
+    throw new UpstreamError(c.provider, 'not_configured', 'not configured');
+  }
+  const timeout = c.timeoutMs ?? providers.timeoutMs(c.provider);
+  const res = await request(c.request.url, {
+    method: c.request.method ?? 'GET',
+    headers: c.request.headers,
+    body: c.request.body,
+    dispatcher: c.request.followRedirects ? redirecting : agent,
+    headersTimeout: timeout,
+    bodyTimeout: timeout,
+  });
+  const text = await res.body.text();
+  if (res.statusCode < 200 || res.statusCode >= 300) {
+    throw new UpstreamError(c.provider, 'http_status', `status ${res.statusCode}`, res.statusCode);
+  }
+  return c.parse(c.text ? text : JSON.parse(text));
+}
+
+const memos = new Map<string, { value: unknown; until: number }>();
+const flowValues = new LRUCache<string, { value: unknown }>({ max: 1000 });
+
+const steps: FlowSteps = {
+  call: bareCall,
+  async memo<U>(key: string, ttlMs: number, compute: () => Promise<U>): Promise<U> {
+    const hit = memos.get(key);
+    if (hit && hit.until > Date.now()) return hit.value as U;
+    const value = await compute();
+    memos.set(key, { value, until: Date.now() + ttlMs });
+    return value;
+  },
+  forget: (key) => {
+    memos.delete(key);
   },
 };
-const providers = createProviderDirectory(config);
-const noCache: SearchCache = {
-  getOrFetch: (_key, _ttl, _size, fetch) => fetch(),
-  has: () => false,
-  clear: () => {},
-  size: 0,
+
+async function runFlow<T>(flow: ProviderFlow<T>): Promise<T> {
+  const key = `${flow.provider} ${flow.key}`;
+  const hit = flowValues.get(key);
+  if (hit) return hit.value as T;
+  const value = await flow.run(steps);
+  const ttl = flow.cacheTtlMs ?? providers.cacheTtlMs(flow.provider);
+  if (ttl > 0) flowValues.set(key, { value }, { ttl });
+  return value;
+}
+
+function run<T>(task: ProviderTask<T>): Promise<T> {
+  return isFlow(task) ? runFlow(task) : bareCall(task);
+}
+
+const upstream: Upstream = {
+  call: (task) => run(task).catch((err: unknown) => Promise.reject(asUpstreamError(task, err))),
+  async gather(tasks, options = {}) {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline =
+      options.deadlineMs === undefined
+        ? null
+        : new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error('deadline')), options.deadlineMs);
+          });
+    deadline?.catch(() => {});
+    try {
+      return await Promise.all(
+        tasks.map((task) =>
+          (deadline ? Promise.race([run(task), deadline]) : run(task)).then(
+            (value) => ({ provider: task.provider, ok: true as const, value }),
+            (err: unknown) => ({ provider: task.provider, ok: false as const, error: asUpstreamError(task, err) }),
+          ),
+        ),
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+  },
 };
+const deps: SearchDeps = { config, upstream, providers };
 
 const app = Fastify({ logger: false });
+
+function send<B>(reply: FastifyReply, outcome: SearchOutcome<B>) {
+  if ('headers' in outcome && outcome.headers) reply.headers(outcome.headers);
+  return reply.code(outcome.status).send(outcome.body);
+}
+
 app.get('/api/v1/web/', async (req, reply) => {
   const parsed = parseQuery(webQuerySchema, req.query);
   if (!parsed.ok) return reply.code(400).send(parsed.errors);
-  const outcome = await searchWeb({ config, upstream, providers, cache: noCache }, parsed.value);
-  return reply.code(outcome.status).send(outcome.body);
+  return send(reply, await searchWeb(deps, parsed.value));
 });
+app.get('/api/v1/images/', async (req, reply) => {
+  const parsed = parseQuery(imagesQuerySchema, req.query);
+  if (!parsed.ok) return reply.code(400).send(parsed.errors);
+  return send(reply, await searchImages(deps, parsed.value));
+});
+app.get('/api/v1/news/', async (req, reply) => {
+  const parsed = parseQuery(webQuerySchema, req.query);
+  if (!parsed.ok) return reply.code(400).send(parsed.errors);
+  return send(reply, await searchNews(deps, parsed.value));
+});
+app.get('/api/v1/videos/', async (req, reply) => {
+  const parsed = parseQuery(webQuerySchema, req.query);
+  if (!parsed.ok) return reply.code(400).send(parsed.errors);
+  return send(reply, await searchVideos(deps, parsed.value));
+});
+app.get('/api/v1/suggest/', async (req, reply) => {
+  const parsed = parseQuery(suggestQuerySchema, req.query);
+  if (!parsed.ok) return reply.code(400).send(parsed.errors);
+  return reply.send(await suggest(deps, parsed.value.q));
+});
+app.get('/api/v1/maps/', async (req, reply) => {
+  const parsed = parseQuery(mapsQuerySchema, req.query);
+  if (!parsed.ok) return reply.code(400).send(parsed.errors);
+  return send(reply, await searchMaps(deps, parsed.value));
+});
+app.get('/api/v1/cards/', async (req, reply) => {
+  const parsed = parseQuery(cardsQuerySchema, req.query);
+  if (!parsed.ok) return reply.code(400).send(parsed.errors);
+  return send(reply, await searchCards(deps, parsed.value));
+});
+app.get('/api/v1/translate/', async (req, reply) => {
+  const parsed = parseQuery(translateSchema, translateInput(req.query));
+  if (!parsed.ok) return reply.code(400).send(parsed.errors);
+  return send(reply, await translate(deps, parsed.value));
+});
+app.get('/api/v1/translate/languages/', async (_req, reply) => reply.send(await translationLanguages(deps)));
+
 await app.listen({ port: 0, host: '127.0.0.1' });
 const addr = app.server.address();
-process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}` })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}` })}\n`,
+);
 process.on('SIGTERM', () => app.close().then(() => process.exit(0)));

@@ -1,16 +1,22 @@
 /*
  * Floor 1: a bare Fastify route returning a small JSON object — the ceiling
- * for any JSON endpoint of Sift on this machine (compared with /status/health).
+ * for any JSON endpoint of Sift on this machine. Compared with
+ * /status/health (same path) and with the instant answers (served at
+ * /api/v1/instant/, the query string ignored: an answer-sized constant).
  */
 import Fastify from 'fastify';
 
 const app = Fastify({ logger: false });
-const body = { status: 'ok', watched: 4, operational: 4, down: [], unknown: 0 };
+const health = { status: 'ok', watched: 4, operational: 4, down: [], unknown: 0 };
 app.get('/status/health', async (_req, reply) => {
   reply.header('Cache-Control', 'no-store');
-  return body;
+  return health;
 });
+const answer = { query: '12 * 34', answer: { type: 'math', expression: '12 * 34', result: '408', query: '12 * 34' } };
+app.get('/api/v1/instant/', async () => answer);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const addr = app.server.address();
-process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}` })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}` })}\n`,
+);
 process.on('SIGTERM', () => app.close().then(() => process.exit(0)));

@@ -5,6 +5,7 @@
  * SIFT_NODE_OPTIONS=<NODE_OPTIONS for Sift only>, SIFT_NODE_ARGS=<node flags for Sift only>.
  */
 import { spawn } from 'node:child_process';
+import { cpuMsOf, postgresCpuMs } from './proc.js';
 import autocannon from 'autocannon';
 import { startWebFakes } from '../test/fakes/index.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
@@ -51,29 +52,8 @@ for (;;) {
 }
 let n = 0,
   k = 0;
-const fsm = await import('node:fs');
-const cpuOf = (pid: number | string): number => {
-  try {
-    const f = fsm.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-  } catch {
-    return 0; // the process ended
-  }
-};
-const cpuMs = (): number => cpuOf(child.pid!);
-/** CPU of every PostgreSQL process (server and backends) so far. */
-const pgCpuMs = (): number =>
-  fsm
-    .readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        return fsm.readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'postgres';
-      } catch {
-        return false;
-      }
-    })
-    .reduce((sum, d) => sum + cpuOf(d), 0);
+const cpuMs = (): number => cpuMsOf(child.pid!);
+const pgCpuMs = postgresCpuMs;
 const load = (duration: number) =>
   autocannon({
     url: 'http://127.0.0.1:8345',

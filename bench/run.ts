@@ -3,15 +3,26 @@
  * one run on one machine (DESIGN.md section 8). See bench/README.md.
  *
  * Processes: PostgreSQL (embedded, started by Sift in a temporary DATA_DIR, or
- * DATABASE_URL), the fake engines (bench/fakes-process.ts), Sift
+ * DATABASE_URL), every upstream's fake (bench/fakes-process.ts), Sift
  * (node dist/server.js), the bare JSON floor and the fan-out floor.
  * Load: autocannon from this process.
  *
- * Options (environment): BENCH_DURATION (s, default 8), BENCH_WARMUP (s, 3),
- * BENCH_LATENCY_MS (fake engine latency, 50), DATABASE_URL.
+ * Sections (BENCH_ONLY=web,images,… runs only those; start always runs):
+ *   one per search endpoint: web, images, news, videos, suggest, maps,
+ *   translate, cards (each against the fan-out floor) and instant (against
+ *   the bare JSON route), at 10 and 100 connections;
+ *   mix (every endpoint in realistic proportions), health, auth, hung, limits,
+ *   metrics (web search with METRICS_ENABLED=true against the same Sift without).
+ *
+ * Options (environment): BENCH_ENDPOINT_DURATION (s, default 4) and
+ * BENCH_ENDPOINT_WARMUP (s, 2) for the endpoint sections; BENCH_DURATION (s,
+ * 6) and BENCH_WARMUP (s, 2) for health, auth and limits; BENCH_MIX_DURATION
+ * (s, 15) and BENCH_MIX_CONNECTIONS (100) for the mix; BENCH_WARMUP_ALL (s, 5:
+ * both sides over every endpoint before the first section); BENCH_LATENCY_MS
+ * (fake upstream latency, 50); BENCH_KEYS (1000); DATABASE_URL.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,19 +30,33 @@ import autocannon from 'autocannon';
 import { issueApiKey } from '../src/auth/api-keys.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { createPool } from '../src/db/pool.js';
+import { cpuMsOf, peakRssMb, postgresCpuMs, postgresServerCpuMs, rssMb } from './proc.js';
 
+const t0 = performance.now();
+const loadAtStart = os.loadavg();
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const DURATION = Number(process.env.BENCH_DURATION ?? 8);
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
-const LATENCY = Number(process.env.BENCH_LATENCY_MS ?? 50);
+const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const DURATION = num('BENCH_DURATION', 6);
+const WARMUP = num('BENCH_WARMUP', 2);
+const ENDPOINT_DURATION = num('BENCH_ENDPOINT_DURATION', 4);
+const ENDPOINT_WARMUP = num('BENCH_ENDPOINT_WARMUP', 2);
+const MIX_DURATION = num('BENCH_MIX_DURATION', 15);
+const WARMUP_ALL = num('BENCH_WARMUP_ALL', 5);
+const MIX_CONNECTIONS = num('BENCH_MIX_CONNECTIONS', 100);
+const LATENCY = num('BENCH_LATENCY_MS', 50);
 const EXTERNAL_DB = process.env.DATABASE_URL ?? '';
 const ENGINE_TIMEOUT_MS = 3000;
-/** API keys the load rotates through, so every key stays within the default rate limits. */
-const KEYS = Number(process.env.BENCH_KEYS ?? 1000);
-const CLK_TCK = 100;
+/** API keys the load rotates through (one user), as many clients would. */
+const KEYS = num('BENCH_KEYS', 1000);
+/** Limits high enough never to refuse: they are evaluated on every request, but what is measured is the cost of deciding. */
+const NEVER_REFUSING_LIMITS = { API_THROTTLE_BURST: '100000000/min', API_THROTTLE_SUSTAINED: '1000000000/day' };
 
 const children: ChildProcess[] = [];
-const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+/** The embedded server's postmaster: its CPU and its backends' are PostgreSQL's figure (other servers on the machine are not). */
+let postmasterPid = 0;
+/** With DATABASE_URL, every PostgreSQL process on the machine. */
+const pgCpuMs = () => (postmasterPid ? postgresServerCpuMs(postmasterPid) : postgresCpuMs());
+const log = (msg: string) => process.stderr.write(`[bench ${f1((performance.now() - t0) / 1000)} s] ${msg}\n`);
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -44,7 +69,10 @@ function freePort(): Promise<number> {
 }
 
 /** Starts a process that prints one JSON line when ready. */
-async function startJsonProcess<T>(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ child: ChildProcess; info: T }> {
+async function startJsonProcess<T>(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ child: ChildProcess; info: T }> {
   const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   const info = await new Promise<T>((resolve, reject) => {
@@ -81,8 +109,8 @@ interface Sift {
 
 async function startSift(env: NodeJS.ProcessEnv, logFile: string): Promise<Sift> {
   const port = await freePort();
-  const out = (await import('node:fs')).openSync(logFile, 'a');
-  const t0 = performance.now();
+  const out = openSync(logFile, 'a');
+  const started = performance.now();
   // The same command line as `npm start` and the Docker image (the script execs node: same pid).
   const child = spawn('sh', ['bin/sift-server'], {
     cwd: root,
@@ -92,7 +120,7 @@ async function startSift(env: NodeJS.ProcessEnv, logFile: string): Promise<Sift>
   children.push(child);
   const url = `http://127.0.0.1:${port}`;
   await waitForUp(url);
-  return { child, url, startMs: performance.now() - t0 };
+  return { child, url, startMs: performance.now() - started };
 }
 
 async function stop(child: ChildProcess): Promise<void> {
@@ -100,17 +128,6 @@ async function stop(child: ChildProcess): Promise<void> {
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
   await exited;
-}
-
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]); // utime + stime
-}
-
-function peakRssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) / 1024;
 }
 
 interface Load {
@@ -121,17 +138,21 @@ interface Load {
   non2xx: number;
   errors: number;
   cpuMsPerRequest?: number;
+  /** CPU of all PostgreSQL processes per request, ms (when measured). */
+  pgCpuMsPerRequest?: number;
 }
 
-let queryCounter = 0;
+interface LoadOptions {
+  headers?: () => Record<string, string>;
+  /** The process whose CPU is measured. */
+  pid?: number | undefined;
+  duration?: number;
+  warmup?: number;
+}
 
-async function load(
-  url: string,
-  pathFor: () => string,
-  connections: number,
-  headersFor: () => Record<string, string> = () => ({}),
-  pid?: number,
-): Promise<Load> {
+/** A warm-up run, then a measured run; CPU of `pid` and of PostgreSQL over the measured run. */
+async function load(url: string, pathFor: () => string, connections: number, o: LoadOptions = {}): Promise<Load> {
+  const headersFor = o.headers ?? (() => ({}));
   const run = (duration: number) =>
     autocannon({
       url,
@@ -140,14 +161,21 @@ async function load(
       requests: [
         {
           method: 'GET',
-          setupRequest: (req: autocannon.Request) => ({ ...req, path: pathFor(), headers: { ...req.headers, ...headersFor() } }),
+          setupRequest: (req: autocannon.Request) => ({
+            ...req,
+            path: pathFor(),
+            headers: { ...req.headers, ...headersFor() },
+          }),
         },
       ],
     });
-  await run(WARMUP);
-  const before = pid ? cpuTicks(pid) : 0;
-  const r = await run(DURATION);
-  const after = pid ? cpuTicks(pid) : 0;
+  const warmup = o.warmup ?? WARMUP;
+  if (warmup > 0) await run(warmup);
+  const before = o.pid ? cpuMsOf(o.pid) : 0;
+  const pgBefore = pgCpuMs();
+  const r = await run(o.duration ?? DURATION);
+  const after = o.pid ? cpuMsOf(o.pid) : 0;
+  const pgAfter = pgCpuMs();
   const requests = r.requests.total;
   return {
     rps: r.requests.average,
@@ -156,11 +184,162 @@ async function load(
     requests,
     non2xx: r.non2xx,
     errors: r.errors + r.timeouts,
-    cpuMsPerRequest: pid && requests > 0 ? (((after - before) / CLK_TCK) * 1000) / requests : undefined,
+    cpuMsPerRequest: o.pid && requests > 0 ? (after - before) / requests : undefined,
+    // A PostgreSQL backend that ended during the run takes its CPU with it: no figure then.
+    pgCpuMsPerRequest: requests > 0 && pgAfter >= pgBefore ? (pgAfter - pgBefore) / requests : undefined,
   };
 }
 
-const uniqueWebPath = () => `/api/v1/web/?q=bench+query+${++queryCounter}`;
+// ---- the requests: a distinct query on every request, so no cache answers for Sift ----
+
+let queryCounter = 0;
+const enc = encodeURIComponent;
+const pick = <T>(list: readonly T[], n: number): T => list[n % list.length]!;
+
+const WEB_QUERIES = ['bench query', 'rust borrow checker', 'sourdough starter', 'best hiking boots', 'linux kernel'];
+const IMAGE_QUERIES = ['mountain lake', 'red fox', 'aurora borealis', 'city skyline at night', 'sunflower field'];
+const NEWS_QUERIES = ['election results', 'climate summit', 'stock market', 'champions league', 'space launch'];
+const VIDEO_QUERIES = ['guitar lesson', 'bread baking', 'chess opening', 'drone footage', 'yoga for beginners'];
+const SUGGEST_PREFIXES = ['how to ma', 'best lapt', 'weather tom', 'python li', 'cheap flig'];
+const TRANSLATE_TEXTS = ['hello world', 'good morning', 'where is the station', 'thank you very much'];
+const TRANSLATE_TARGETS = ['de', 'fr', 'es'];
+/**
+ * Card subjects the fakes know (test/cards/fixtures.ts), a number appended so
+ * that every query is new: a series and a show (TheTVDB), a landmark and a
+ * restaurant search (Tripadvisor), two programming questions (Stack
+ * Exchange), a city (the map lookup) and a plain article (Wikipedia only).
+ * Each also asks the four web engines (the result sites are signals).
+ */
+const CARD_QUERIES = [
+  'breaking bad',
+  'eiffel tower',
+  'python list comprehension',
+  'the wire',
+  'restaurants in lyon',
+  'docker volume permissions',
+  'berlin',
+  'jupiter',
+];
+/** Instant answers that need no upstream: maths, units, hashes, bases, timestamps, encodings. */
+const INSTANT_QUERIES: ((n: number) => string)[] = [
+  (n) => `${n} * 7 + 3`,
+  (n) => `${n} km in miles`,
+  (n) => `md5 hello ${n}`,
+  (n) => `${n} in hex`,
+  (n) => `unix ${1_700_000_000 + n}`,
+  (n) => `base64 encode hello ${n}`,
+];
+/** Reverse geocoding (a map click) at a new point within 0.4° of Berlin or Paris, which the fake Nominatim resolves. */
+const MAP_CENTRES = [
+  [52.52, 13.405],
+  [48.8566, 2.3522],
+] as const;
+
+function mapsPath(n: number): string {
+  const [lat, lon] = pick(MAP_CENTRES, n);
+  const i = Math.floor(n / 2);
+  const dLat = (i % 800) / 1000 - 0.4;
+  const dLon = (Math.floor(i / 800) % 800) / 1000 - 0.4;
+  return `/api/v1/maps/?lat=${(lat + dLat).toFixed(6)}&lon=${(lon + dLon).toFixed(6)}`;
+}
+
+type Json = Record<string, unknown>;
+const list = (b: Json, k: string) => (Array.isArray(b[k]) ? (b[k] as unknown[]) : []);
+/** No provider asked failed. */
+const allAnswered = (b: Json) => list(b, 'unresponsive').length === 0;
+
+interface Endpoint {
+  /** Section name (BENCH_ONLY) and mix name. */
+  name: string;
+  label: string;
+  /** The request path for the n-th query. */
+  path(n: number): string;
+  /** Which floor it is measured against. */
+  floor: 'fanout' | 'json';
+  /** Share of the mixed load, %. */
+  mix: number;
+  /** Sanity check of a 200 body (run once on both sides before any load). */
+  check(body: Json): boolean;
+  /** The query of the sanity check (default: path(0)). */
+  sample?: string;
+}
+
+const ENDPOINTS: Endpoint[] = [
+  {
+    name: 'web',
+    label: 'web search',
+    path: (n) => `/api/v1/web/?q=${enc(`${pick(WEB_QUERIES, n)} ${n}`)}`,
+    floor: 'fanout',
+    mix: 50,
+    check: (b) => list(b, 'results').length > 0 && allAnswered(b),
+  },
+  {
+    name: 'images',
+    label: 'images (Brave + Pixabay)',
+    path: (n) => `/api/v1/images/?q=${enc(`${pick(IMAGE_QUERIES, n)} ${n}`)}`,
+    floor: 'fanout',
+    mix: 8,
+    check: (b) => list(b, 'results').length > 0 && allAnswered(b),
+  },
+  {
+    name: 'news',
+    label: 'news (Brave + World News)',
+    path: (n) => `/api/v1/news/?q=${enc(`${pick(NEWS_QUERIES, n)} ${n}`)}`,
+    floor: 'fanout',
+    mix: 6,
+    check: (b) => list(b, 'results').length > 0 && allAnswered(b),
+  },
+  {
+    name: 'videos',
+    label: 'videos (Sepia + Brave)',
+    path: (n) => `/api/v1/videos/?q=${enc(`${pick(VIDEO_QUERIES, n)} ${n}`)}`,
+    floor: 'fanout',
+    mix: 4,
+    check: (b) => list(b, 'results').length > 0 && allAnswered(b),
+  },
+  {
+    name: 'suggest',
+    label: 'suggest',
+    path: (n) => `/api/v1/suggest/?q=${enc(`${pick(SUGGEST_PREFIXES, n)} ${n}`)}`,
+    floor: 'fanout',
+    mix: 20,
+    check: (b) => list(b, 'suggestions').length > 0,
+  },
+  {
+    name: 'maps',
+    label: 'maps (reverse)',
+    path: mapsPath,
+    floor: 'fanout',
+    mix: 2,
+    check: (b) => ['Berlin', 'Paris'].includes(String((list(b, 'places')[0] as Json | undefined)?.name)),
+  },
+  {
+    name: 'translate',
+    label: 'translate',
+    path: (n) => `/api/v1/translate/?q=${enc(`${pick(TRANSLATE_TEXTS, n)} ${n}`)}&target=${pick(TRANSLATE_TARGETS, n)}`,
+    floor: 'fanout',
+    mix: 1,
+    check: (b) => typeof b.translated_text === 'string' && b.translated_text !== '',
+  },
+  {
+    name: 'cards',
+    label: 'cards',
+    path: (n) => `/api/v1/cards/?q=${enc(`${pick(CARD_QUERIES, n)} ${n}`)}`,
+    floor: 'fanout',
+    mix: 3,
+    // Breaking Bad: Wikipedia, Wikidata, the four engines and TheTVDB (login, search, details) all answered.
+    sample: `/api/v1/cards/?q=${enc('breaking bad 0')}`,
+    check: (b) => b.wikipedia !== null && b.thetvdb !== null,
+  },
+  {
+    name: 'instant',
+    label: 'instant answers',
+    path: (n) => `/api/v1/instant/?q=${enc(pick(INSTANT_QUERIES, n)(n))}`,
+    floor: 'json',
+    mix: 6,
+    check: (b) => b.answer !== null && typeof b.answer === 'object',
+  },
+];
 
 function cli(env: NodeJS.ProcessEnv, args: string[], input?: string): string {
   const r = spawnSync(process.execPath, ['dist/cli/main.js', ...args], { cwd: root, env, input, encoding: 'utf8' });
@@ -175,16 +354,95 @@ interface Target {
   met: boolean;
 }
 
+/** BENCH_ONLY=web,limits runs only those sections (the endpoints, mix, health, auth, hung, limits; start always runs). */
+const SECTIONS = [...ENDPOINTS.map((e) => e.name), 'mix', 'health', 'auth', 'hung', 'limits', 'metrics'];
+const ONLY = new Set(
+  (process.env.BENCH_ONLY ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
+const wants = (section: string) => ONLY.size === 0 || ONLY.has(section);
+
+function f1(n: number): string {
+  return n.toFixed(1);
+}
+const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
+
+/** A row of the results table: Sift against its floor. */
+function tableRow(name: string, c: number | string, s: Load, floor?: Load): string {
+  const fl = floor ?? ({ rps: 0, p50: 0, p99: 0, requests: 0, non2xx: 0, errors: 0 } as Load);
+  const cpu = (l: Load) => l.cpuMsPerRequest?.toFixed(3) ?? '-';
+  const pg = s.pgCpuMsPerRequest?.toFixed(3) ?? '-';
+  const cpuRatio =
+    floor && s.cpuMsPerRequest !== undefined && fl.cpuMsPerRequest
+      ? ratio(s.cpuMsPerRequest, fl.cpuMsPerRequest).toFixed(2)
+      : '-';
+  return `| ${name} | ${c} | ${f1(s.rps)} | ${floor ? f1(fl.rps) : '-'} | ${floor ? ratio(s.rps, fl.rps).toFixed(2) : '-'} | ${s.p50} / ${s.p99} | ${floor ? `${fl.p50} / ${fl.p99}` : '-'} | ${cpu(s)} / ${floor ? cpu(fl) : '-'} | ${cpuRatio} | ${pg} | ${s.non2xx + fl.non2xx} / ${s.errors + fl.errors} |`;
+}
+
+/** The mix as a sequence of 100 endpoints, each as often as its share, spread out (smooth weighted round robin). */
+function mixSchedule(endpoints: readonly Endpoint[]): Endpoint[] {
+  const total = endpoints.reduce((n, e) => n + e.mix, 0);
+  const current = endpoints.map(() => 0);
+  const out: Endpoint[] = [];
+  for (let i = 0; i < total; i++) {
+    let best = 0;
+    endpoints.forEach((e, j) => {
+      current[j]! += e.mix;
+      if (current[j]! > current[best]!) best = j;
+    });
+    current[best]! -= total;
+    out.push(endpoints[best]!);
+  }
+  return out;
+}
+
+/**
+ * A load over several endpoints: one template whose requests take the next endpoint of the shared
+ * cycle (so the shares hold over all connections together); the connection's context remembers it
+ * until the answer comes back, for `onStatus`.
+ */
+function mixedLoad(
+  url: string,
+  schedule: readonly Endpoint[],
+  connections: number,
+  duration: number,
+  headersFor: () => Record<string, string>,
+  onStatus: (endpoint: string, status: number) => void = () => {},
+) {
+  let turn = 0;
+  return autocannon({
+    url,
+    connections,
+    duration,
+    requests: [
+      {
+        method: 'GET',
+        setupRequest: (req: autocannon.Request, context: object) => {
+          const e = schedule[turn++ % schedule.length]!;
+          (context as { endpoint?: string }).endpoint = e.name;
+          return { ...req, path: e.path(++queryCounter), headers: { ...req.headers, ...headersFor() } };
+        },
+        onResponse: (status: number, _body: string, context: object) =>
+          onStatus(String((context as { endpoint?: string }).endpoint), status),
+      },
+    ],
+  });
+}
+
 async function main() {
   log('building dist/');
   const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   if (build.status !== 0) throw new Error('build failed');
+  for (const s of ONLY)
+    if (!SECTIONS.includes(s)) throw new Error(`BENCH_ONLY: unknown section ${s} (${SECTIONS.join(', ')})`);
 
   const work = mkdtempSync(path.join(os.tmpdir(), 'sift-bench-'));
   const logFile = path.join(work, 'sift.log');
   log(`work dir ${work} (Sift log: ${logFile})`);
 
-  log(`starting fake engines (latency ${LATENCY} ms)`);
+  log(`starting the fake upstreams (latency ${LATENCY} ms)`);
   const fakes = await startJsonProcess<{ env: Record<string, string>; control: string }>([
     '--import',
     'tsx',
@@ -198,7 +456,13 @@ async function main() {
     LOG_LEVEL: 'info',
     PROBE_INTERVAL_SECONDS: '0',
     STATUS_MONITOR_PROVIDERS: 'engine',
+    ...NEVER_REFUSING_LIMITS,
   };
+
+  const targets: Target[] = [];
+  const rows: string[] = [];
+  const notes: string[] = [];
+  const results: Record<string, unknown> = {};
 
   log('cold start of Sift with an empty database, then a restart');
   const startEnv = { ...baseEnv, DATA_DIR: path.join(work, 'cold'), DATABASE_URL: EXTERNAL_DB };
@@ -208,9 +472,12 @@ async function main() {
   sift = await startSift(startEnv, logFile);
   const restartMs = sift.startMs;
   await stop(sift.child);
+  Object.assign(results, { coldStartMs, restartMs });
 
   log('PostgreSQL for the load runs');
   const pgsql = EXTERNAL_DB ? null : await startEmbeddedPostgres({ dataDir: path.join(work, 'data') });
+  if (pgsql)
+    postmasterPid = Number(readFileSync(path.join(work, 'data', 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
   const siftEnv = { ...baseEnv, DATA_DIR: path.join(work, 'data'), DATABASE_URL: EXTERNAL_DB || pgsql!.url };
   sift = await startSift(siftEnv, logFile);
   const pid = sift.child.pid!;
@@ -223,13 +490,12 @@ async function main() {
   if (!key) throw new Error('no key printed by create-api-key');
   const auth = { authorization: `Api-Key ${key}` };
   const pool = createPool(siftEnv.DATABASE_URL!);
-  const { rows } = await pool.query<{ id: string }>("SELECT id FROM users WHERE username = 'bench'");
-  const userId = Number(rows[0]!.id);
-  const keys: string[] = [];
-  for (let i = 0; i < KEYS; i++) keys.push((await issueApiKey(pool, userId, `bench ${i}`)).key);
-  await pool.end();
+  const { rows: userRows } = await pool.query<{ id: string }>("SELECT id FROM users WHERE username = 'bench'");
+  const userId = Number(userRows[0]!.id);
+  const keys: { id: number; key: string }[] = [];
+  for (let i = 0; i < KEYS; i++) keys.push(await issueApiKey(pool, userId, `bench ${i}`));
   let keyTurn = 0;
-  const rotatingAuth = () => ({ authorization: `Api-Key ${keys[keyTurn++ % keys.length]}` });
+  const rotatingAuth = () => ({ authorization: `Api-Key ${keys[keyTurn++ % keys.length]!.key}` });
 
   log('starting the floors');
   const floorJson = await startJsonProcess<{ url: string }>(['--import', 'tsx', 'bench/floor-json.ts']);
@@ -239,122 +505,355 @@ async function main() {
     'bench/floor-fanout.ts',
     JSON.stringify(fakes.info.env),
   ]);
+  const floorOf = (e: Endpoint) =>
+    e.floor === 'json'
+      ? { url: floorJson.info.url, pid: floorJson.child.pid, label: 'bare JSON route' }
+      : { url: floorFanout.info.url, pid: floorFanout.child.pid, label: 'fan-out floor' };
 
-  // sanity: both answer a web search with merged results
-  for (const [name, url, h] of [
-    ['sift', sift.url, auth],
-    ['floor', floorFanout.info.url, {}],
-  ] as const) {
-    const res = await fetch(`${url}/api/v1/web/?q=sanity`, { headers: h });
-    const body = (await res.json()) as { results?: unknown[] };
-    if (res.status !== 200 || !body.results?.length) throw new Error(`${name} web search is not working: ${res.status}`);
+  // Sanity: every endpoint answers 200 with what its providers should give, on Sift and on its floor.
+  for (const e of ENDPOINTS) {
+    const sides: [string, string, Record<string, string>][] = [['sift', sift.url, auth]];
+    if (e.floor === 'fanout') sides.push(['floor', floorFanout.info.url, {}]);
+    for (const [side, url, headers] of sides) {
+      const res = await fetch(`${url}${e.sample ?? e.path(0)}`, { headers });
+      const body = (await res.json()) as Json;
+      if (res.status !== 200 || !e.check(body)) {
+        throw new Error(`${side}: ${e.name} is not working: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+      }
+    }
+  }
+  const next = (e: Endpoint) => () => e.path(++queryCounter);
+
+  // Warm-up of both sides over every endpoint at once (JIT, connection pools to every fake, the
+  // database pool, the API-key cache), so that the first section measured is not the cold one.
+  // (The limits section searches the web.)
+  const selected = ENDPOINTS.filter((e) => wants(e.name) || wants('mix') || (e.name === 'web' && (wants('limits') || wants('metrics'))));
+  if (selected.length > 0 && WARMUP_ALL > 0) {
+    log(`warm-up: every endpoint, ${WARMUP_ALL} s on each side`);
+    const fanout = selected.filter((e) => e.floor === 'fanout');
+    if (fanout.length > 0) await mixedLoad(floorFanout.info.url, mixSchedule(fanout), 50, WARMUP_ALL, () => ({}));
+    await mixedLoad(sift.url, mixSchedule(selected), 50, WARMUP_ALL, rotatingAuth);
   }
 
-  const web: Record<string, { sift: Load; floor: Load }> = {};
-  for (const c of [10, 100]) {
-    log(`web search, ${c} connections: floor`);
-    const floor = await load(floorFanout.info.url, uniqueWebPath, c, undefined, floorFanout.child.pid);
-    log(`web search, ${c} connections: sift`);
-    const s = await load(sift.url, uniqueWebPath, c, rotatingAuth, pid);
-    web[c] = { sift: s, floor };
-  }
-  const rssMb = peakRssMb(pid);
-  const floorRssMb = peakRssMb(floorFanout.child.pid!);
-
-  const health: Record<string, { sift: Load; floor: Load }> = {};
-  for (const c of [10, 100]) {
-    log(`/status/health, ${c} connections`);
-    const floor = await load(floorJson.info.url, () => '/status/health', c, undefined, floorJson.child.pid);
-    const s = await load(sift.url, () => '/status/health', c, undefined, pid);
-    health[c] = { sift: s, floor };
-  }
-
-  log('auth + limits cost: GET /api/v1/ with a valid key vs without a key (401, no database)');
-  const withKey = await load(sift.url, () => '/api/v1/', 10, rotatingAuth, pid);
-  const withoutKey = await load(sift.url, () => '/api/v1/', 10, undefined, pid);
-
-  log('hung engine (provider_04 never answers)');
-  await fetch(`${fakes.info.control}/mode?engine=staan&kind=hang`, { method: 'POST' });
-  const hung: { ms: number; others: boolean; unresponsive: string }[] = [];
-  for (let i = 0; i < 3; i++) {
-    const t0 = performance.now();
-    const res = await fetch(`${sift.url}/api/v1/web/?q=hung+engine+${i}`, { headers: auth });
-    const body = (await res.json()) as { results: { source: string }[]; unresponsive: { engine: string; reason: string }[] };
-    hung.push({
-      ms: performance.now() - t0,
-      others: res.status === 200 && body.results.length > 0,
-      unresponsive: body.unresponsive.map((u) => `${u.engine}:${u.reason}`).join(','),
+  // ---- every search endpoint against its floor ----
+  const endpointResults: Record<string, Record<number, { sift: Load; floor: Load }>> = {};
+  for (const e of ENDPOINTS) {
+    if (!wants(e.name)) continue;
+    const floor = floorOf(e);
+    const runs: Record<number, { sift: Load; floor: Load }> = {};
+    for (const c of [10, 100]) {
+      const timing = { duration: ENDPOINT_DURATION, warmup: ENDPOINT_WARMUP };
+      log(`${e.label}, ${c} connections: ${floor.label}`);
+      const fl = await load(floor.url, next(e), c, { ...timing, pid: floor.pid });
+      log(`${e.label}, ${c} connections: sift`);
+      const s = await load(sift.url, next(e), c, { ...timing, headers: rotatingAuth, pid });
+      runs[c] = { sift: s, floor: fl };
+      rows.push(tableRow(e.floor === 'json' ? `${e.label} (vs bare route)` : e.label, c, s, fl));
+    }
+    endpointResults[e.name] = runs;
+    const at100 = runs[100]!;
+    const r = ratio(at100.sift.rps, at100.floor.rps);
+    if (e.floor === 'json') {
+      targets.push({
+        name: `${e.label} throughput, 100 connections`,
+        value: `${r.toFixed(3)}× bare route`,
+        target: '≥ 0.5× bare route',
+        met: r >= 0.5,
+      });
+      continue;
+    }
+    if (e.name === 'web') {
+      const r10 = ratio(runs[10]!.sift.rps, runs[10]!.floor.rps);
+      targets.push({
+        name: 'web search throughput, 10 connections',
+        value: `${r10.toFixed(3)}× floor`,
+        target: '≥ 0.85× floor',
+        met: r10 >= 0.85,
+      });
+    }
+    targets.push({
+      name: `${e.label} throughput, 100 connections`,
+      value: `${r.toFixed(3)}× floor`,
+      target: '≥ 0.85× floor',
+      met: r >= 0.85,
     });
+    const cpu = ratio(at100.sift.cpuMsPerRequest ?? 0, at100.floor.cpuMsPerRequest ?? 0);
+    targets.push({
+      name: `${e.label} CPU per request, 100 connections`,
+      value: `${(at100.sift.cpuMsPerRequest ?? 0).toFixed(3)} vs ${(at100.floor.cpuMsPerRequest ?? 0).toFixed(3)} ms (${cpu.toFixed(3)}×)`,
+      target: '≤ 1.2× floor',
+      met: cpu > 0 && cpu <= 1.2,
+    });
+    if (e.name === 'web') {
+      const p50Delta = runs[10]!.sift.p50 - runs[10]!.floor.p50;
+      targets.push({
+        name: 'web search p50, 10 connections',
+        value: p50Delta >= 0 ? `floor + ${f1(p50Delta)} ms` : `floor − ${f1(-p50Delta)} ms`,
+        target: '≤ floor + 3 ms',
+        met: p50Delta <= 3,
+      });
+    }
   }
-  await new Promise((r) => setTimeout(r, 1500));
-  const hungHealth = (await (await fetch(`${sift.url}/status/health/provider_04`)).json()) as { state: string };
-  await fetch(`${fakes.info.control}/mode?engine=staan&kind=normal`, { method: 'POST' });
-  const hungWorst = Math.max(...hung.map((h) => h.ms));
+  results.endpoints = endpointResults;
 
+  // ---- the mixed load ----
+  if (wants('mix')) {
+    const schedule = mixSchedule(ENDPOINTS);
+    const perEndpoint: Record<string, { requests: number; non2xx: number }> = {};
+    for (const e of ENDPOINTS) perEndpoint[e.name] = { requests: 0, non2xx: 0 };
+    let counting = false;
+    const count = (endpoint: string, status: number) => {
+      const p = perEndpoint[endpoint];
+      if (!counting || !p) return;
+      p.requests++;
+      if (status < 200 || status > 299) p.non2xx++;
+    };
+    const mixRun = (duration: number) => mixedLoad(sift.url, schedule, MIX_CONNECTIONS, duration, rotatingAuth, count);
+    log(`mixed load, ${MIX_CONNECTIONS} connections: warm-up`);
+    await mixRun(WARMUP);
+    log(`mixed load, ${MIX_CONNECTIONS} connections: ${MIX_DURATION} s`);
+    counting = true;
+    let rssPeak = rssMb(pid);
+    const sampler = setInterval(() => {
+      rssPeak = Math.max(rssPeak, rssMb(pid));
+    }, 200);
+    const before = cpuMsOf(pid);
+    const pgBefore = pgCpuMs();
+    const r = await mixRun(MIX_DURATION);
+    const pgAfter = pgCpuMs();
+    clearInterval(sampler);
+    counting = false;
+    rssPeak = Math.max(rssPeak, rssMb(pid));
+    const total = r.requests.total;
+    const mix: Load = {
+      rps: r.requests.average,
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      requests: total,
+      non2xx: r.non2xx,
+      errors: r.errors + r.timeouts,
+      cpuMsPerRequest: total > 0 ? (cpuMsOf(pid) - before) / total : undefined,
+      pgCpuMsPerRequest: total > 0 && pgAfter >= pgBefore ? (pgAfter - pgBefore) / total : undefined,
+    };
+    rows.push(tableRow('mixed load (see below)', MIX_CONNECTIONS, mix));
+    const shares = [...ENDPOINTS].sort((a, b) => b.mix - a.mix).map((e) => `${e.name} ${e.mix}%`);
+    const served = ENDPOINTS.map((e) => {
+      const p = perEndpoint[e.name]!;
+      return `${e.name} ${p.requests}${p.non2xx ? ` (${p.non2xx} non-2xx)` : ''}`;
+    });
+    notes.push(
+      `Mixed load: ${shares.join(', ')} (a fixed interleaved cycle of 100 requests shared by the connections, every query new, keys rotating); ${mix.requests} requests in ${MIX_DURATION} s, ${f1(mix.rps)} req/s, p50 ${mix.p50} ms, p99 ${mix.p99} ms, non-2xx ${mix.non2xx}, errors ${mix.errors}. Served: ${served.join(', ')}. Sift RSS during the mix: peak ${f1(rssPeak)} MB.`,
+    );
+    targets.push({
+      name: 'RSS of the worker under the mixed load',
+      value: `${f1(rssPeak)} MB`,
+      target: '≤ 250 MB',
+      met: rssPeak <= 250,
+    });
+    targets.push({
+      name: 'mixed load errors',
+      value: `${mix.non2xx} non-2xx, ${mix.errors} errors`,
+      target: 'none',
+      met: mix.non2xx === 0 && mix.errors === 0,
+    });
+    results.mix = { load: mix, perEndpoint, peakRssMb: rssPeak, connections: MIX_CONNECTIONS, durationS: MIX_DURATION };
+  }
+
+  if (wants('health')) {
+    const health: Record<string, { sift: Load; floor: Load }> = {};
+    for (const c of [10, 100]) {
+      log(`/status/health, ${c} connections`);
+      const floor = await load(floorJson.info.url, () => '/status/health', c, { pid: floorJson.child.pid });
+      const s = await load(sift.url, () => '/status/health', c, { pid });
+      health[c] = { sift: s, floor };
+      rows.push(tableRow('/status/health (vs bare route)', c, s, floor));
+    }
+    const hr = ratio(health[100]!.sift.rps, health[100]!.floor.rps);
+    targets.push({
+      name: '/status/health throughput, 100 connections',
+      value: `${hr.toFixed(3)}× bare route`,
+      target: '≥ 0.5× bare route',
+      met: hr >= 0.5,
+    });
+    results.health = health;
+  }
+
+  if (wants('auth')) {
+    log('auth + limits cost: GET /api/v1/ with a valid key vs without a key (401, no database)');
+    const withKey = await load(sift.url, () => '/api/v1/', 10, { headers: rotatingAuth, pid });
+    const withoutKey = await load(sift.url, () => '/api/v1/', 10, { pid });
+    notes.push(
+      `Auth + limits: GET /api/v1/ with a valid key ${f1(withKey.rps)} req/s, p50 ${withKey.p50} ms, ${withKey.cpuMsPerRequest?.toFixed(3)} CPU ms/req; without a key (401) ${f1(withoutKey.rps)} req/s, p50 ${withoutKey.p50} ms, ${withoutKey.cpuMsPerRequest?.toFixed(3)} CPU ms/req → cost ≈ ${f1(withKey.p50 - withoutKey.p50)} ms p50, ${((withKey.cpuMsPerRequest ?? 0) - (withoutKey.cpuMsPerRequest ?? 0)).toFixed(3)} CPU ms per request (Sift process only).`,
+    );
+    results.authLimits = { withKey, withoutKey };
+  }
+
+  if (wants('hung')) {
+    log('hung engine (provider_04 never answers)');
+    await fetch(`${fakes.info.control}/mode?engine=staan&kind=hang`, { method: 'POST' });
+    const hung: { ms: number; others: boolean; unresponsive: string }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const started = performance.now();
+      const res = await fetch(`${sift.url}/api/v1/web/?q=hung+engine+${i}`, { headers: auth });
+      const body = (await res.json()) as {
+        results: { source: string }[];
+        unresponsive: { engine: string; reason: string }[];
+      };
+      hung.push({
+        ms: performance.now() - started,
+        others: res.status === 200 && body.results.length > 0,
+        unresponsive: body.unresponsive.map((u) => `${u.engine}:${u.reason}`).join(','),
+      });
+    }
+    await new Promise((r) => setTimeout(r, 1500));
+    const hungHealth = (await (await fetch(`${sift.url}/status/health/provider_04`)).json()) as { state: string };
+    await fetch(`${fakes.info.control}/mode?engine=staan&kind=normal`, { method: 'POST' });
+    const hungWorst = Math.max(...hung.map((h) => h.ms));
+    const hungOk =
+      hungWorst <= ENGINE_TIMEOUT_MS + 50 && hung.every((h) => h.others && h.unresponsive.includes('provider_04'));
+    targets.push({
+      name: 'hung engine',
+      value: `${f1(hungWorst)} ms, others present: ${hung.every((h) => h.others)}, recorded ${hungHealth.state}`,
+      target: `≤ ${ENGINE_TIMEOUT_MS + 50} ms with the others' results, recorded down`,
+      met: hungOk && hungHealth.state === 'down',
+    });
+    notes.push(
+      `Hung engine: ${hung.map((h) => `${f1(h.ms)} ms (${h.unresponsive})`).join('; ')}; provider_04 state afterwards: ${hungHealth.state}.`,
+    );
+    results.hungEngine = { runs: hung, state: hungHealth.state, timeoutMs: ENGINE_TIMEOUT_MS };
+  }
+
+  if (wants('limits')) {
+    // Sift runs with limits that never refuse (NEVER_REFUSING_LIMITS): what is measured is the cost of deciding.
+    const web = ENDPOINTS.find((e) => e.name === 'web')!;
+    const single = (k: string) => () => ({ authorization: `Api-Key ${k}` });
+    const fresh = async () => (await issueApiKey(pool, userId, `bench fresh ${Date.now()}`)).key;
+    /** Fills a key's sustained window with `total` admissions spread over the last day (1440 one-minute buckets). */
+    const fill = async (k: { id: number; key: string }, total: number) => {
+      await fetch(`${sift.url}/api/v1/key/`, { headers: single(k.key)() }); // creates the key's row
+      await pool.query(
+        `UPDATE rate_limits SET
+           s_last = ARRAY(SELECT extract(epoch FROM clock_timestamp()) - 86400 + 120 + 60 * i FROM generate_series(0, 1437) AS i),
+           s_n = ARRAY(SELECT ($2::int / 1438) + CASE WHEN i < $2::int % 1438 THEN 1 ELSE 0 END FROM generate_series(0, 1437) AS i),
+           s_head = extract(epoch FROM clock_timestamp()) - 86400 + 120,
+           s_total = $2 + s_cur_n
+         WHERE key_id = $1`,
+        [k.id, total],
+      );
+    };
+    log('rate limiter: web search, 100 connections, 1,000 keys');
+    const many = await load(sift.url, next(web), 100, { headers: rotatingAuth, pid });
+    log('rate limiter: web search, 100 connections, one key (empty window)');
+    const one = await load(sift.url, next(web), 100, { headers: single(await fresh()), pid });
+    const filled: Record<string, Load> = {};
+    for (const total of [5000, 100000]) {
+      const k = await issueApiKey(pool, userId, `bench full ${total}`);
+      await fill(k, total);
+      log(`rate limiter: web search, 100 connections, one key whose sustained window holds ${total}`);
+      filled[total] = await load(sift.url, next(web), 100, { headers: single(k.key), pid });
+    }
+    rows.push(tableRow(`web, ${KEYS} keys`, 100, many));
+    rows.push(tableRow('web, one key, empty window', 100, one));
+    for (const [total, l] of Object.entries(filled)) rows.push(tableRow(`web, one key, ${total} in window`, 100, l));
+    const oneRatio = ratio(one.rps, many.rps);
+    targets.push({
+      name: `one key vs ${KEYS} keys, 100 connections`,
+      value: `${oneRatio.toFixed(3)}×`,
+      target: '≥ 0.9×',
+      met: oneRatio >= 0.9,
+    });
+    const pgEmpty = one.pgCpuMsPerRequest;
+    for (const [total, l] of Object.entries(filled)) {
+      const pgFull = l.pgCpuMsPerRequest;
+      const measured = pgEmpty !== undefined && pgFull !== undefined && pgEmpty > 0;
+      const r = measured ? ratio(pgFull, pgEmpty) : 0;
+      targets.push({
+        name: `Postgres CPU per search, window of ${total} vs empty`,
+        value: measured
+          ? `${pgFull.toFixed(3)} vs ${pgEmpty.toFixed(3)} ms (${r.toFixed(3)}×)`
+          : 'not measured (PostgreSQL CPU went backwards)',
+        target: 'within 20%',
+        met: measured && r <= 1.2,
+      });
+    }
+    results.limits = { manyKeys: many, oneKey: one, filled };
+  }
+
+  if (wants('metrics')) {
+    // A second Sift on the same database with metrics on; each side measured twice, alternating, to even out drift.
+    log('metrics cost: web search, 100 connections, metrics off vs on');
+    const web = ENDPOINTS.find((e) => e.name === 'web')!;
+    const withMetrics = await startSift({ ...siftEnv, ...NEVER_REFUSING_LIMITS, METRICS_ENABLED: 'true' }, logFile);
+    const runs: { off: Load[]; on: Load[] } = { off: [], on: [] };
+    for (let round = 0; round < 2; round++) {
+      runs.off.push(await load(sift.url, next(web), 100, { headers: rotatingAuth, pid }));
+      runs.on.push(await load(withMetrics.url, next(web), 100, { headers: rotatingAuth, pid: withMetrics.child.pid }));
+    }
+    const scrape = await fetch(`${withMetrics.url}/metrics`);
+    const scraped = scrape.status === 200 && (await scrape.text()).includes('sift_');
+    await stop(withMetrics.child);
+    const mean = (l: Load[]) => l.reduce((n, x) => n + x.rps, 0) / l.length;
+    const r = ratio(mean(runs.on), mean(runs.off));
+    for (const [side, list] of [['off', runs.off], ['on', runs.on]] as const) {
+      for (const [i, l] of list.entries()) rows.push(tableRow(`web, metrics ${side} (round ${i + 1})`, 100, l));
+    }
+    targets.push({
+      name: 'web throughput with metrics on, 100 connections',
+      value: `${r.toFixed(3)}× metrics off${scraped ? '' : ' (scrape failed)'}`,
+      target: '≥ 0.97× (at most 3% cost)',
+      met: scraped && r >= 0.97,
+    });
+    results.metrics = { ...runs, ratio: r, scraped };
+  }
+
+  const siftPeakRssMb = peakRssMb(pid);
+  results.siftPeakRssMb = siftPeakRssMb;
+  await pool.end();
   for (const child of [floorJson.child, floorFanout.child, sift.child, fakes.child]) await stop(child);
   await pgsql?.stop();
 
-  // ---- report ----
-  const f1 = (n: number) => n.toFixed(1);
-  const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
-  const targets: Target[] = [];
-  for (const c of [10, 100]) {
-    const r = ratio(web[c]!.sift.rps, web[c]!.floor.rps);
-    targets.push({ name: `web search throughput, ${c} connections`, value: `${r.toFixed(2)}× floor`, target: '≥ 0.8× floor', met: r >= 0.8 });
-  }
-  const p50Delta = web[10]!.sift.p50 - web[10]!.floor.p50;
-  targets.push({ name: 'web search p50, 10 connections', value: p50Delta >= 0 ? `floor + ${f1(p50Delta)} ms` : `floor − ${f1(-p50Delta)} ms`, target: '≤ floor + 5 ms', met: p50Delta <= 5 });
-  const hr = ratio(health[100]!.sift.rps, health[100]!.floor.rps);
-  targets.push({ name: '/status/health throughput, 100 connections', value: `${hr.toFixed(2)}× bare route`, target: '≥ 0.5×', met: hr >= 0.5 });
-  const hungOk = hungWorst <= ENGINE_TIMEOUT_MS + 50 && hung.every((h) => h.others && h.unresponsive.includes('provider_04'));
-  targets.push({
-    name: 'hung engine',
-    value: `${f1(hungWorst)} ms, others present: ${hung.every((h) => h.others)}, recorded ${hungHealth.state}`,
-    target: `≤ ${ENGINE_TIMEOUT_MS + 50} ms with the others' results, recorded down`,
-    met: hungOk && hungHealth.state === 'down',
-  });
-  targets.push({
-    name: 'peak RSS under web-search load',
-    value: `${f1(rssMb)} MB (fan-out floor ${f1(floorRssMb)} MB)`,
-    target: '≤ 250 MB',
-    met: rssMb <= 250,
-  });
   targets.push({
     name: `cold start (${EXTERNAL_DB ? 'DATABASE_URL' : 'embedded, empty'}) to /up 200`,
     value: `${f1(coldStartMs)} ms`,
     target: '≤ 3000 ms',
     met: coldStartMs <= 3000,
   });
-  targets.push({ name: 'restart to /up 200', value: `${f1(restartMs)} ms`, target: '≤ 1500 ms', met: restartMs <= 1500 });
+  targets.push({
+    name: 'restart to /up 200',
+    value: `${f1(restartMs)} ms`,
+    target: '≤ 1500 ms',
+    met: restartMs <= 1500,
+  });
 
+  // ---- report ----
+  const totalS = (performance.now() - t0) / 1000;
   const lines: string[] = [];
   lines.push(`# Sift benchmark — ${new Date().toISOString()}`);
   lines.push('');
-  lines.push(`Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}; fake engine latency ${LATENCY} ms; ${DURATION} s per run after ${WARMUP} s warm-up; database: ${EXTERNAL_DB ? 'DATABASE_URL' : 'embedded'}.`);
-  lines.push('');
-  lines.push('| measure | connections | Sift req/s | floor req/s | ratio | Sift p50 / p99 ms | floor p50 / p99 ms | Sift / floor CPU ms/req | non-2xx / errors |');
-  lines.push('|---|---|---|---|---|---|---|---|---|');
-  for (const [name, table] of [
-    ['web search', web],
-    ['/status/health', health],
-  ] as const) {
-    for (const c of [10, 100]) {
-      const { sift: s, floor } = table[c]!;
-      lines.push(
-        `| ${name} | ${c} | ${f1(s.rps)} | ${f1(floor.rps)} | ${ratio(s.rps, floor.rps).toFixed(2)} | ${s.p50} / ${s.p99} | ${floor.p50} / ${floor.p99} | ${s.cpuMsPerRequest?.toFixed(3) ?? '-'} / ${floor.cpuMsPerRequest?.toFixed(3) ?? '-'} | ${s.non2xx + floor.non2xx} / ${s.errors + floor.errors} |`,
-      );
-    }
-  }
-  lines.push('');
+  const loads = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
+  const settings = `fake upstream latency ${LATENCY} ms; endpoints: ${ENDPOINT_DURATION} s per run after ${ENDPOINT_WARMUP} s warm-up; other measures: ${DURATION} s after ${WARMUP} s; database: ${EXTERNAL_DB ? 'DATABASE_URL' : 'embedded'}; one Sift process, API keys rotating over ${KEYS}${ONLY.size ? `; sections: ${[...ONLY].join(', ')}` : ''}`;
   lines.push(
-    `Auth + limits: GET /api/v1/ with a valid key ${f1(withKey.rps)} req/s, p50 ${withKey.p50} ms, ${withKey.cpuMsPerRequest?.toFixed(3)} CPU ms/req; without a key (401) ${f1(withoutKey.rps)} req/s, p50 ${withoutKey.p50} ms, ${withoutKey.cpuMsPerRequest?.toFixed(3)} CPU ms/req → cost ≈ ${f1(withKey.p50 - withoutKey.p50)} ms p50, ${((withKey.cpuMsPerRequest ?? 0) - (withoutKey.cpuMsPerRequest ?? 0)).toFixed(3)} CPU ms per request (Sift process only; the database's own CPU is not counted).`,
+    `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, load average ${loads(loadAtStart)} at the start, ${loads(os.loadavg())} at the end; Node ${process.version}; ${settings}.`,
   );
   lines.push('');
-  lines.push(`Hung engine: ${hung.map((h) => `${f1(h.ms)} ms (${h.unresponsive})`).join('; ')}; provider_04 state afterwards: ${hungHealth.state}.`);
+  lines.push(
+    '| measure | connections | Sift req/s | floor req/s | ratio | Sift p50 / p99 ms | floor p50 / p99 ms | Sift / floor CPU ms/req | CPU ratio | Postgres CPU ms/req | non-2xx / errors |',
+  );
+  lines.push('|---|---|---|---|---|---|---|---|---|---|---|');
+  lines.push(...rows);
+  lines.push('');
+  lines.push(
+    'Floors: the fan-out floor (bench/floor-fanout.ts: bare Fastify + bare undici through the same feature modules, no auth, limits, database, health or cache) for the fan-out endpoints; the bare JSON route (bench/floor-json.ts) for instant answers and /status/health.',
+  );
+  for (const n of notes) lines.push('', n);
   lines.push('');
   lines.push('| target | measured | wanted | |');
   lines.push('|---|---|---|---|');
   for (const t of targets) lines.push(`| ${t.name} | ${t.value} | ${t.target} | ${t.met ? 'met' : 'NOT MET'} |`);
+  lines.push('');
+  lines.push(
+    `Sift peak RSS over the whole run: ${f1(siftPeakRssMb)} MB. Total time: ${Math.floor(totalS / 60)} min ${Math.round(totalS % 60)} s.`,
+  );
   process.stdout.write(`${lines.join('\n')}\n`);
 
   mkdirSync(path.join(root, 'bench', 'results'), { recursive: true });
@@ -363,17 +862,28 @@ async function main() {
     `${JSON.stringify(
       {
         at: new Date().toISOString(),
-        machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
-        settings: { durationS: DURATION, warmupS: WARMUP, latencyMs: LATENCY, keys: KEYS, database: EXTERNAL_DB ? 'external' : 'embedded' },
-        web,
-        health,
-        authLimits: { withKey, withoutKey },
-        hungEngine: { runs: hung, state: hungHealth.state, timeoutMs: ENGINE_TIMEOUT_MS },
-        peakRssMb: rssMb,
-        floorPeakRssMb: floorRssMb,
-        coldStartMs,
-        restartMs,
+        machine: {
+          cpus: os.cpus().length,
+          model: os.cpus()[0]?.model,
+          node: process.version,
+          loadavg: { start: loadAtStart, end: os.loadavg() },
+        },
+        settings: {
+          durationS: DURATION,
+          warmupS: WARMUP,
+          endpointDurationS: ENDPOINT_DURATION,
+          endpointWarmupS: ENDPOINT_WARMUP,
+          mixDurationS: MIX_DURATION,
+          mixConnections: MIX_CONNECTIONS,
+          mix: Object.fromEntries(ENDPOINTS.map((e) => [e.name, e.mix])),
+          latencyMs: LATENCY,
+          keys: KEYS,
+          database: EXTERNAL_DB ? 'external' : 'embedded',
+          only: [...ONLY],
+        },
+        ...results,
         targets,
+        totalS,
       },
       null,
       2,

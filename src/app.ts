@@ -6,19 +6,27 @@ import Fastify, {
   type FastifyInstance,
   type FastifyReply,
 } from 'fastify';
+import fastifyCors from '@fastify/cors';
 import fastifyFormbody from '@fastify/formbody';
+import fastifyHelmet from '@fastify/helmet';
 import type pg from 'pg';
 import type { Config } from './config/index.js';
 import { registerWebSessions } from './auth/web-session.js';
 import { type Lifecycle, createLifecycle } from './lifecycle.js';
 import { SiftLogController, loggerOptions } from './logging.js';
+import { alertsPlugin } from './alerts/plugin.js';
+import { mcpRoutes } from './mcp/plugin.js';
+import { createMetrics, metricsPlugin } from './metrics/index.js';
 import { providersPlugin } from './providers/plugin.js';
 import { apiRoutes } from './routes/api/index.js';
+import { corsOptions } from './routes/cors.js';
 import { healthRoutes } from './routes/health.js';
 import { statusPage } from './routes/status-page.js';
 import { accountPages } from './routes/web/index.js';
-import { createSearchCache } from './search/cache.js';
+import { PAGE_SECURITY_HEADERS } from './routes/web/security-headers.js';
+import { createSearchCache } from './providers/cache.js';
 import { answerUp, isUpPath } from './routes/up.js';
+import { answerClientError } from './routes/client-error.js';
 
 export interface AppDeps {
   pool: pg.Pool;
@@ -58,6 +66,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       });
     },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    // Requests node's parser refuses get a JSON 4xx too (see client-error.ts).
+    clientErrorHandler: answerClientError,
     // Malformed URLs (bad percent-encoding and the like) get a JSON 400 like every other client error.
     frameworkErrors(error, _request, rawReply) {
       (rawReply as unknown as FastifyReply)
@@ -71,7 +81,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorate('config', config);
   app.decorate('pool', deps.pool);
   app.decorate('lifecycle', lifecycle);
-  app.decorate('searchCache', createSearchCache(config.SEARCH_CACHE_MAX_MB));
+  // Prometheus metrics (METRICS_ENABLED): when off, nothing is instrumented at all.
+  const metrics = config.METRICS_ENABLED ? createMetrics() : undefined;
+  const searchCache = createSearchCache(config.SEARCH_CACHE_MAX_MB);
+  app.decorate('searchCache', metrics ? metrics.instrumentCache(searchCache) : searchCache);
+  app.decorate('metrics', metrics);
 
   // The same answer for requests that reach Fastify directly (inject in tests).
   app.addHook('onRequest', async (request, reply) => {
@@ -83,6 +97,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         .send('OK');
     }
     reply.header('X-Request-Id', request.id);
+    // The one security header JSON answers need; the pages get the full set from helmet.
+    reply.header('X-Content-Type-Options', 'nosniff');
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -110,14 +126,24 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     await lifecycle.flush();
   });
 
+  // Browser clients on other origins (CORS_ORIGINS): preflights answered here, before the API's authentication.
+  if (config.CORS_ORIGINS.length > 0) await app.register(fastifyCors, corsOptions(config.CORS_ORIGINS));
+
+  if (metrics) await app.register(metricsPlugin, { metrics });
+
   // Feature modules register here.
   // Form bodies everywhere (the API's POST endpoints take them too).
   await app.register(fastifyFormbody);
   await app.register(providersPlugin);
+  // Webhooks on provider state changes (ALERT_WEBHOOK_URLS): sent from here, never on a request's path.
+  if (config.ALERT_WEBHOOK_URLS.length > 0) await app.register(alertsPlugin);
   await app.register(healthRoutes);
   await app.register(apiRoutes, { prefix: '/api/v1' });
-  // The web pages, in their own context: only they pay for cookies, sessions and CSRF.
+  // MCP for agents: the same keys, limits and usage as /api/v1/ (each tool call is its REST request).
+  await app.register(mcpRoutes);
+  // The web pages, in their own context: only they pay for security headers, cookies, sessions and CSRF.
   await app.register(async (web) => {
+    await web.register(fastifyHelmet, PAGE_SECURITY_HEADERS);
     await registerWebSessions(web);
     await web.register(statusPage);
     await web.register(accountPages);

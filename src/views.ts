@@ -7,7 +7,8 @@ import type { FastifyReply } from 'fastify';
  * Server-rendered pages: Eta templates in views/, escaping every `<%= %>` by
  * default. Pages include the shared layout with `<% layout('layout') %>`.
  * Layout data: `title`, `user` ({ username } or null), `csrfToken`,
- * `statusPageEnabled`, `active` (nav key: 'status' | 'keys').
+ * `statusPageEnabled`, `active` (nav key: 'status' | 'keys'); sendPage adds `cspNonce`
+ * and `demoMode` (DEMO_MODE: the layout's "Demo data" banner).
  */
 
 export const VIEWS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'views');
@@ -27,18 +28,17 @@ export function renderView(template: string, data: LayoutData): string {
   return eta.render(template, data);
 }
 
-/** Sends a rendered page as HTML with headers suited to pages that may show secrets. */
+/**
+ * Sends a rendered page as HTML, never cached (pages may show secrets). The
+ * security headers, Content-Security-Policy included, come from helmet in the
+ * pages' context; the templates put its nonces (`it.cspNonce.style`,
+ * `it.cspNonce.script`) on their inline <style> and <script> blocks.
+ */
 export function sendPage(reply: FastifyReply, template: string, data: LayoutData, status = 200): FastifyReply {
+  const cspNonce = reply.cspNonce ?? { script: '', style: '' };
   return reply
     .code(status)
     .header('Content-Type', 'text/html; charset=utf-8')
     .header('Cache-Control', 'no-store')
-    .header('X-Content-Type-Options', 'nosniff')
-    .header('Referrer-Policy', 'same-origin')
-    .header('X-Frame-Options', 'DENY')
-    .header(
-      'Content-Security-Policy',
-      "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-    )
-    .send(renderView(template, data));
+    .send(renderView(template, { ...data, cspNonce, demoMode: reply.server.config.DEMO_MODE }));
 }

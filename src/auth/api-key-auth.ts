@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
+import { HOT_QUERY_TIMEOUT_MS, withQueryTimeout } from '../db/pool.js';
 import { parseKey, secretMatches } from './key-format.js';
 import type { ApiPrincipal } from './types.js';
 
@@ -106,9 +107,15 @@ async function loadKey(pool: pg.Pool, prefix: string): Promise<KeyRow | null> {
     username: string;
     is_active: boolean;
   }>(
-    `SELECT k.id, k.secret_hash, k.revoked_at IS NOT NULL AS revoked, k.user_id, u.username, u.is_active
+    // On every cache miss's path: a database that does not answer is a 503 within the bound, not a hang.
+    withQueryTimeout(
+      {
+        text: `SELECT k.id, k.secret_hash, k.revoked_at IS NOT NULL AS revoked, k.user_id, u.username, u.is_active
        FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.prefix = $1`,
-    [prefix],
+        values: [prefix],
+      },
+      HOT_QUERY_TIMEOUT_MS,
+    ),
   );
   const r = rows[0];
   if (!r) return null;

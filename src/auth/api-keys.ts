@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { MAX_KEY_NAME_LENGTH, displayPrefix, generateKey, normaliseKeyName } from './key-format.js';
+import { displayPrefix, generateKey, keyNameProblem, normaliseKeyName } from './key-format.js';
 import { AccountError } from './users.js';
 
 /** API keys in the database: issue, list, revoke. The secret is never stored. */
@@ -54,9 +54,8 @@ export async function issueApiKey(
   name?: string,
 ): Promise<{ key: string; prefix: string; id: number }> {
   const storedName = normaliseKeyName(name);
-  if (storedName.length > MAX_KEY_NAME_LENGTH) {
-    throw new AccountError(`A key name is at most ${MAX_KEY_NAME_LENGTH} characters long.`);
-  }
+  const problem = keyNameProblem(storedName);
+  if (problem) throw new AccountError(problem);
   for (let attempt = 0; ; attempt++) {
     const generated = generateKey();
     try {

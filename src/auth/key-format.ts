@@ -73,3 +73,13 @@ export function normaliseKeyName(name: string | undefined | null): string {
   const trimmed = (name ?? '').trim();
   return trimmed === '' ? DEFAULT_KEY_NAME : trimmed;
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+/** Why a (trimmed) key name cannot be stored, or null: too long, or a control character (Postgres text holds no NUL). */
+export function keyNameProblem(name: string): string | null {
+  if (name.length > MAX_KEY_NAME_LENGTH) return `A key name is at most ${MAX_KEY_NAME_LENGTH} characters long.`;
+  if (CONTROL_CHARACTER.test(name)) return 'A key name cannot contain control characters such as line breaks or tabs.';
+  return null;
+}

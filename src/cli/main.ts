@@ -75,4 +75,10 @@ export async function runCli(argv: string[]): Promise<number> {
   }
 }
 
+// Output piped into a reader that stops early (`sift providers | head`) ends the command quietly.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+});
+
 process.exitCode = await runCli(process.argv.slice(2));

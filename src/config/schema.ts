@@ -106,6 +106,26 @@ const optionalUrl = () =>
       }),
   );
 
+/** A comma list of http(s) URLs (webhook targets); empty = none. */
+const urlList = () =>
+  list().transform((items, ctx) => {
+    for (const item of items) {
+      let ok = false;
+      try {
+        const u = new URL(item);
+        ok = u.protocol === 'http:' || u.protocol === 'https:';
+      } catch {
+        /* not a URL */
+      }
+      if (!ok) {
+        // Not echoed: a webhook URL often carries its own secret.
+        ctx.addIssue({ code: 'custom', message: 'must be a comma list of http(s) URLs' });
+        return z.NEVER;
+      }
+    }
+    return items;
+  });
+
 /** `TRUST_PROXY`: true/false, a hop count, or a comma list of addresses/CIDRs. */
 const trustProxy = z.preprocess(
   blankToUndefined,
@@ -121,6 +141,32 @@ const trustProxy = z.preprocess(
       return v;
     }),
 );
+
+/** `CORS_ORIGINS`: a comma list of origins (`https://app.example`, normalised by URL) or `*`; empty = CORS off. */
+const origins = () =>
+  list().transform((items, ctx) => {
+    const out: string[] = [];
+    for (const item of items) {
+      if (item === '*') {
+        out.push(item);
+        continue;
+      }
+      let origin = '';
+      try {
+        const u = new URL(item);
+        const bare = u.pathname === '/' && !u.search && !u.hash && !u.username && !u.password;
+        if ((u.protocol === 'http:' || u.protocol === 'https:') && bare) origin = u.origin;
+      } catch {
+        /* not a URL */
+      }
+      if (!origin) {
+        ctx.addIssue({ code: 'custom', message: `must be * or origins like https://app.example (got "${item}")` });
+        return z.NEVER;
+      }
+      out.push(origin);
+    }
+    return out;
+  });
 
 const logLevel = z.preprocess(
   blankToUndefined,
@@ -149,6 +195,8 @@ export const envSchema = z.object({
   }),
   TRUST_PROXY: trustProxy,
   SHUTDOWN_TIMEOUT_MS: int(10000, 0, 600000),
+  CORS_ORIGINS: origins(),
+  DEMO_MODE: bool(false),
 
   // Status and health
   STATUS_PAGE_ENABLED: bool(true),
@@ -156,6 +204,12 @@ export const envSchema = z.object({
   STATUS_MONITOR_TOKEN: optionalStr(),
   STATUS_MONITOR_PROVIDERS: list(),
   PROBE_INTERVAL_SECONDS: int(600, 0, 86400 * 7),
+
+  // Operations: Prometheus metrics, alert webhooks
+  METRICS_ENABLED: bool(false),
+  METRICS_TOKEN: optionalStr(),
+  ALERT_WEBHOOK_URLS: urlList(),
+  ALERT_DIGEST_WINDOW_MS: int(10000, 0, 600000),
 
   // API limits
   API_THROTTLE_BURST: rate('60/min'),
@@ -166,7 +220,6 @@ export const envSchema = z.object({
   PROVIDER_TIMEOUT_MS: int(0, 0, 120000),
   SIFT_USER_AGENT: str('Sift/0.1 (self-hosted metasearch; +https://github.com/sift-search/sift)'),
   DISABLED_PROVIDERS: list(),
-  LOG_SEARCH_QUERIES: bool(false),
   SEARCH_CACHE_MAX_MB: int(4, 1, 4096),
 
   // Provider credentials

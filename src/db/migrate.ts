@@ -3,6 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
+import { withQueryTimeout } from './pool.js';
 
 /*
  * Forward-only migrations: migrations/NNNN_name.sql, each applied once in its
@@ -13,6 +14,12 @@ import type pg from 'pg';
 
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
 const LOCK_KEY = 7_262_817_301; // arbitrary, constant: "sift migrations"
+/**
+ * A migration (and the wait for another instance's) may take as long as it
+ * takes, beyond the pool's client-side query bound (pool.ts): the largest
+ * timer Node accepts, about 24 days (pg reads 0 as "the pool's").
+ */
+const UNBOUNDED_MS = 2 ** 31 - 1;
 
 export interface Migration {
   version: number;
@@ -48,7 +55,7 @@ export async function migrate(pool: pg.Pool, dir = MIGRATIONS_DIR): Promise<Migr
   const client = await pool.connect();
   try {
     await client.query('SET statement_timeout = 0');
-    await client.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
+    await client.query(withQueryTimeout({ text: 'SELECT pg_advisory_lock($1)', values: [LOCK_KEY] }, UNBOUNDED_MS));
     try {
       await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version integer PRIMARY KEY,
@@ -73,7 +80,7 @@ export async function migrate(pool: pg.Pool, dir = MIGRATIONS_DIR): Promise<Migr
         if (applied.has(m.version)) continue;
         await client.query('BEGIN');
         try {
-          await client.query(m.sql);
+          await client.query(withQueryTimeout({ text: m.sql }, UNBOUNDED_MS));
           await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
             m.version,
             m.name,

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { rateLimitHeader, rateLimitPolicy, retryAfterSeconds, throttledDetail } from './headers.js';
 import { monthLabel, monthStart, nextMonthStart } from './month.js';
-import { admitRequest, pruneIdleRateLimits, type RateDecision } from './rate-limiter.js';
+import { createAdmissionBatcher } from './batch.js';
+import { pruneIdleRateLimits, type RateDecision } from './rate-limiter.js';
 import { createRunAheadHints } from './run-ahead.js';
 import { createUsageRecorder, monthlySearches, type UsageRecorder } from './usage.js';
 
@@ -82,9 +83,19 @@ export async function runAhead<T>(
   work: () => Promise<T>,
 ): Promise<{ value: T } | null> {
   if (!request.admission) return { value: await work() };
-  const running = work();
-  if (await admitted(request, reply)) return { value: await running };
-  running.catch((err: unknown) => request.log.warn({ err }, 'work of a refused request failed'));
+  // A handler is attached at once: a rejection while the decision is pending is never unhandled.
+  const running = work().then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  if (await admitted(request, reply)) {
+    const outcome = await running;
+    if (outcome.ok) return { value: outcome.value };
+    throw outcome.error;
+  }
+  void running.then((outcome) => {
+    if (!outcome.ok) request.log.warn({ err: outcome.error }, 'work of a refused request failed');
+  });
   return null;
 }
 
@@ -128,6 +139,7 @@ export function registerApiLimits(app: FastifyInstance): void {
   });
 
   const hints = createRunAheadHints();
+  const batcher = createAdmissionBatcher(app.pool, limits);
 
   /** Checks and records the request against both limits and the quota: the refusal to send, or null. */
   async function decide(request: FastifyRequest, keyId: number, userId: number) {
@@ -136,7 +148,7 @@ export function registerApiLimits(app: FastifyInstance): void {
     const quotaApplies = quota > 0 && countsSearches(request);
     let decision: RateDecision;
     try {
-      decision = await admitRequest(app.pool, keyId, limits, quotaApplies ? { userId, month } : undefined);
+      decision = await batcher.admit(keyId, quotaApplies ? { userId, month } : undefined);
     } catch (err) {
       hints.settle(keyId, { rate: 0 });
       request.log.error({ err }, 'rate limiter unavailable');
@@ -177,7 +189,12 @@ export function registerApiLimits(app: FastifyInstance): void {
       return;
     }
     const ahead = hints.ahead(principal.keyId);
-    if (ahead) await ahead;
+    // The decision waited for could not reach the database: asking again now would wait as long
+    // again, so this request gets the same 503 (each API answer stays within one statement's bound).
+    if (ahead && (await ahead) === UNAVAILABLE) {
+      hints.settle(principal.keyId, { rate: 0 });
+      return sendRefusal(reply, UNAVAILABLE);
+    }
     const refusal = await decide(request, principal.keyId, principal.userId);
     if (refusal) return sendRefusal(reply, refusal);
   });
@@ -190,7 +207,8 @@ export function registerApiLimits(app: FastifyInstance): void {
 
   app.addHook('onResponse', async (request, reply) => {
     const units = request.searchUnits;
-    if (!units || units <= 0 || !request.apiKey || reply.statusCode >= 400) return;
+    if (!units || units <= 0 || !request.apiKey) return;
+    if (reply.statusCode >= 400 && !(request.searchCountedBefore && reply.statusCode >= 500)) return;
     usage.add(request.apiKey.userId, units);
   });
 }

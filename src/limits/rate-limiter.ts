@@ -1,33 +1,30 @@
 import type pg from 'pg';
 import type { Rate } from '../config/index.js';
+import { HOT_QUERY_TIMEOUT_MS, withQueryTimeout } from '../db/pool.js';
 
 /*
- * Burst + sustained limits per API key as exact sliding logs, shared by every
- * instance through Postgres.
+ * Burst + sustained limits per API key as bucketed sliding windows, shared by
+ * every instance through Postgres (migrations/0006_rate_buckets.sql).
  *
- * Storage: one row per key in the UNLOGGED table rate_limits, with the
- * admission timestamps of each window in an ascending array (at most `limit`
- * entries per window: 60 + 5000 by default, 8 bytes each, stored
- * uncompressed).
+ * What "60/min" and "5000/day" guarantee, to the second:
+ * - Never more than `limit` requests admitted in ANY interval of the window's
+ *   length, across all instances (60 in any 60 s; 5000 in any 86 400 s).
+ * - Admissions are grouped in buckets of one step (window / 1440, at least
+ *   1 s: 1 s for a minute, 3 s for an hour, 60 s for a day); a bucket leaves
+ *   the window when its latest admission does. So a slot taken at time t is
+ *   free again between t + window and t + window + step: at most 1 s late for
+ *   60/min, 60 s late for 5000/day. (DRF's exact log frees it at t + window.)
+ * - A refused request consumes nothing, in either window.
+ * - Time is the database clock, so instances with skewed clocks agree.
+ * - The wait reported on a refusal (Retry-After) is when the bucket holding
+ *   the needed slot leaves: the request is admitted if retried then.
  *
- * Cost per request: one statement, one round trip, one row. The statement
- *   1. reads the key's row with FOR NO KEY UPDATE. Under contention it waits
- *      only for the row lock of other single statements (no lock is ever held
- *      across round trips), then sees the newest committed version (READ
- *      COMMITTED re-evaluates the row after the wait), so two instances can
- *      never both admit the last slot;
- *   2. finds the expired prefix of each array by binary search
- *      (rate_limit_expired, O(log n)) and decides: admitted when fewer than
- *      `limit` timestamps remain in each window;
- *   3. only when admitted by both, rewrites the row: each array without its
- *      expired prefix, plus the current time (never earlier than the last
- *      entry, so the arrays stay sorted by construction). A request refused by
- *      one limit consumes neither budget, and a refused request writes nothing;
- *   4. the first request of a key inserts its row (ON CONFLICT DO NOTHING;
- *      when two race, the loser runs the statement again).
- * Expired entries are cleaned in the same statement; rows of keys idle for
- * longer than both windows are deleted by pruneIdleRateLimits (periodic).
- * Time is the database clock, so instances with skewed clocks still agree.
+ * Cost: one statement (the plpgsql function rate_limit_admit) per batch of
+ * requests of one key on one instance (batch.ts sends a key's requests that
+ * arrive while its previous decision is in flight as one batch), one row,
+ * at most 1441 buckets per window whatever the limit: the cost does not grow
+ * with the limits, and one key's concurrent requests do not queue on the
+ * row lock one by one.
  */
 
 export interface WindowState {
@@ -62,121 +59,129 @@ export interface UsageLookup {
 }
 
 const ADMIT_SQL = `
-WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS now),
-current_row AS MATERIALIZED (
-  SELECT r.burst, r.sustained, c.now,
-    rate_limit_expired(r.burst, c.now - make_interval(secs => $2)) AS burst_expired,
-    rate_limit_expired(r.sustained, c.now - make_interval(secs => $4)) AS sustained_expired
-  FROM rate_limits r CROSS JOIN clock c
-  WHERE r.key_id = $1
-  FOR NO KEY UPDATE OF r
-),
-decision AS MATERIALIZED (
-  SELECT w.*, w.burst_count < $3 AND w.sustained_count < $5 AS admitted
-  FROM (
-    SELECT cr.*,
-      cardinality(cr.burst) - cr.burst_expired AS burst_count,
-      cardinality(cr.sustained) - cr.sustained_expired AS sustained_count
-    FROM current_row cr
-  ) w
-),
-admit AS (
-  UPDATE rate_limits r
-  SET burst = d.burst[d.burst_expired + 1:] || greatest(d.now, d.burst[cardinality(d.burst)]),
-      sustained = d.sustained[d.sustained_expired + 1:] || greatest(d.now, d.sustained[cardinality(d.sustained)]),
-      touched_at = d.now
-  FROM decision d
-  WHERE r.key_id = $1 AND d.admitted
-),
-first_request AS (
-  INSERT INTO rate_limits (key_id, burst, sustained, touched_at)
-  SELECT $1, ARRAY[c.now], ARRAY[c.now], c.now FROM clock c
-  WHERE NOT EXISTS (SELECT 1 FROM current_row)
-  ON CONFLICT (key_id) DO NOTHING
-  RETURNING key_id
-)
-SELECT
-  d.admitted,
-  d.burst_count,
-  EXTRACT(EPOCH FROM d.burst[d.burst_expired + greatest(d.burst_count - $3 + 1, 1)]
-    + make_interval(secs => $2) - d.now)::float8 AS burst_wait,
-  d.sustained_count,
-  EXTRACT(EPOCH FROM d.sustained[d.sustained_expired + greatest(d.sustained_count - $5 + 1, 1)]
-    + make_interval(secs => $4) - d.now)::float8 AS sustained_wait,
-  (SELECT u.searches FROM usage_monthly u WHERE u.user_id = $6 AND u.month = $7::date) AS persisted_searches
-FROM decision d
-UNION ALL
-SELECT true, 0, NULL, 0, NULL,
-  (SELECT u.searches FROM usage_monthly u WHERE u.user_id = $6 AND u.month = $7::date)
-FROM first_request
+SELECT a.*,
+  (SELECT u.searches FROM usage_monthly u WHERE u.user_id = $7 AND u.month = $8::date) AS persisted_searches
+FROM rate_limit_admit($1, $2, $3, $4, $5, $6) a
 `;
 
 interface AdmitRow {
-  admitted: boolean;
-  burst_count: number;
+  granted: number;
+  burst_before: number;
+  burst_reset: number | null;
   burst_wait: number | null;
-  sustained_count: number;
+  sustained_before: number;
+  sustained_reset: number | null;
   sustained_wait: number | null;
   persisted_searches: string | null;
 }
 
+export interface Limits {
+  burst: Rate;
+  sustained: Rate;
+}
+
 /**
- * Checks and records one request of `keyId` against both limits in one
- * statement. With `usage`, also reads the user's persisted monthly searches
- * in the same round trip (for the quota check). Database errors propagate.
+ * Decides `wanted` requests of `keyId` at once (in arrival order): the first
+ * ones both windows have room for are admitted and recorded, the rest
+ * refused. With `usage`, also reads the user's persisted monthly searches in
+ * the same round trip (for the quota check). Database errors propagate.
  */
+export async function admitBatch(
+  pool: pg.Pool,
+  keyId: number,
+  limits: Limits,
+  wanted: number,
+  usage?: UsageLookup,
+): Promise<RateDecision[]> {
+  const { burst, sustained } = limits;
+  // On every API request's path: a database that does not answer is a 503 within the bound, not a hang.
+  const { rows } = await pool.query<AdmitRow>(
+    withQueryTimeout(
+      {
+        name: 'sift_rate_limit_admit',
+        text: ADMIT_SQL,
+        values: [
+          keyId,
+          wanted,
+          burst.windowSeconds,
+          burst.limit,
+          sustained.windowSeconds,
+          sustained.limit,
+          usage?.userId ?? null,
+          usage?.month ?? null,
+        ],
+      },
+      HOT_QUERY_TIMEOUT_MS,
+    ),
+  );
+  const row = rows[0]!;
+  const persistedSearches = usage ? Number(row.persisted_searches ?? 0) : null;
+  const decisions: RateDecision[] = [];
+  for (let i = 0; i < wanted; i++) {
+    const admitted = i < row.granted;
+    decisions.push({
+      admitted,
+      burst: windowState(burst, admitted, row.burst_before, i, row.granted, row.burst_reset, row.burst_wait),
+      sustained: windowState(
+        sustained,
+        admitted,
+        row.sustained_before,
+        i,
+        row.granted,
+        row.sustained_reset,
+        row.sustained_wait,
+      ),
+      persistedSearches,
+    });
+  }
+  return decisions;
+}
+
+/** Checks and records one request of `keyId` against both limits (a batch of one). */
 export async function admitRequest(
   pool: pg.Pool,
   keyId: number,
-  limits: { burst: Rate; sustained: Rate },
+  limits: Limits,
   usage?: UsageLookup,
 ): Promise<RateDecision> {
-  const { burst, sustained } = limits;
-  const params = [
-    keyId,
-    burst.windowSeconds,
-    burst.limit,
-    sustained.windowSeconds,
-    sustained.limit,
-    usage?.userId ?? null,
-    usage?.month ?? null,
-  ];
-  // Zero rows only when another statement inserted this key's first row at the same instant.
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const { rows } = await pool.query<AdmitRow>({ name: 'sift_rate_limit_admit', text: ADMIT_SQL, values: params });
-    const row = rows[0];
-    if (!row) continue;
-    return {
-      admitted: row.admitted,
-      burst: windowState(burst, row.admitted, row.burst_count, row.burst_wait),
-      sustained: windowState(sustained, row.admitted, row.sustained_count, row.sustained_wait),
-      persistedSearches: usage ? Number(row.persisted_searches ?? 0) : null,
-    };
-  }
-  throw new Error('rate limiter: the first row of the key could not be created');
+  return (await admitBatch(pool, keyId, limits, 1, usage))[0]!;
 }
 
-function windowState(rate: Rate, admitted: boolean, countBefore: number, wait: number | null): WindowState {
+/** One window's state for the `index`-th request of a batch in which `granted` were admitted. */
+function windowState(
+  rate: Rate,
+  admitted: boolean,
+  before: number,
+  index: number,
+  granted: number,
+  reset: number | null,
+  wait: number | null,
+): WindowState {
   const { limit, windowSeconds } = rate;
   if (admitted) {
-    const used = countBefore + 1;
-    // The oldest entry in the window (or this request's own when it is the only one) frees the next slot.
-    const resetSeconds = countBefore === 0 || wait === null ? windowSeconds : wait;
-    return { limit, windowSeconds, used, remaining: Math.max(0, limit - used), resetSeconds, exceeded: false };
+    const used = before + index + 1;
+    return {
+      limit,
+      windowSeconds,
+      used,
+      remaining: Math.max(0, limit - used),
+      resetSeconds: reset === null ? windowSeconds : Math.max(0, reset),
+      exceeded: false,
+    };
   }
-  const exceeded = countBefore >= limit;
+  const used = before + granted;
   return {
     limit,
     windowSeconds,
-    used: countBefore,
-    remaining: Math.max(0, limit - countBefore),
+    used,
+    remaining: Math.max(0, limit - used),
     resetSeconds: wait === null ? 0 : Math.max(0, wait),
-    exceeded,
+    exceeded: used >= limit,
   };
 }
 
 /** Deletes the rows of keys that made no admitted request for longer than both windows. */
-export async function pruneIdleRateLimits(pool: pg.Pool, limits: { burst: Rate; sustained: Rate }): Promise<number> {
+export async function pruneIdleRateLimits(pool: pg.Pool, limits: Limits): Promise<number> {
   const idleSeconds = Math.max(limits.burst.windowSeconds, limits.sustained.windowSeconds);
   const result = await pool.query(
     'DELETE FROM rate_limits WHERE touched_at < clock_timestamp() - make_interval(secs => $1)',

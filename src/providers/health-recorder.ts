@@ -41,6 +41,21 @@ export interface HealthRecorderOptions {
   log?: { warn(obj: unknown, msg?: string): void; debug(obj: unknown, msg?: string): void };
   /** Monotonic clock for the throttle (ms); tests move it. */
   clock?: () => number;
+  /**
+   * Writes the provider_status rows inside the recorder's transaction instead of the plain upsert
+   * (alerts/transitions.ts: the same upsert, which also queues state changes for the webhooks).
+   */
+  statusWriter?: (client: pg.PoolClient, rows: readonly StatusUpdate[]) => Promise<void>;
+}
+
+/** One provider_status row to write. */
+export interface StatusUpdate {
+  provider: ProviderSlug;
+  ok: boolean;
+  source: ObservationSource;
+  lastError: string;
+  lastOkAt: Date | null;
+  checkedAt: Date;
 }
 
 export const LAST_ERROR_MAX = 300;
@@ -80,6 +95,7 @@ export class HealthRecorder {
   private closed = false;
   private readonly listeners: (() => void)[] = [];
   private readonly log: HealthRecorderOptions['log'];
+  private readonly statusWriter: HealthRecorderOptions['statusWriter'];
 
   constructor(
     private readonly pool: pg.Pool,
@@ -90,6 +106,7 @@ export class HealthRecorder {
     this.statementTimeoutMs = options.statementTimeoutMs ?? 3000;
     this.clock = options.clock ?? (() => performance.now());
     this.log = options.log;
+    this.statusWriter = options.statusWriter;
     const every = options.historyFlushMs ?? 30_000;
     if (every > 0) {
       this.historyTimer = setInterval(() => void this.enqueue(() => this.writeHistory(true)), every);
@@ -183,6 +200,10 @@ export class HealthRecorder {
 
   private async withClient(fn: (client: pg.PoolClient) => Promise<void>): Promise<void> {
     const client = await this.pool.connect();
+    // A connection lost while the client is checked out is reported on it (and to the query that
+    // fails with it): without a listener, that report would be an uncaught exception.
+    const onClientError = () => {};
+    client.on('error', onClientError);
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
@@ -190,10 +211,12 @@ export class HealthRecorder {
       await fn(client);
       await client.query('COMMIT');
     } catch (err) {
+      // No ROLLBACK: the connection is closed (release with the error), which rolls back, and a
+      // ROLLBACK sent into a database that stopped answering would only wait for the query bound.
       broken = err as Error;
-      await client.query('ROLLBACK').catch(() => {});
       throw err;
     } finally {
+      client.off('error', onClientError);
       client.release(broken);
     }
   }
@@ -203,26 +226,10 @@ export class HealthRecorder {
     const rows = [...this.pendingStatus.entries()];
     this.pendingStatus.clear();
     try {
+      const updates = rows.map(([provider, r]) => ({ provider, ...r }));
+      const write = this.statusWriter ?? upsertStatus;
       await this.withClient(async (client) => {
-        await client.query(
-          `INSERT INTO provider_status AS s (provider, ok, source, last_error, last_ok_at, checked_at)
-           SELECT * FROM unnest($1::text[], $2::boolean[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[])
-           ON CONFLICT (provider) DO UPDATE SET
-             ok = EXCLUDED.ok,
-             source = EXCLUDED.source,
-             last_error = EXCLUDED.last_error,
-             last_ok_at = GREATEST(EXCLUDED.last_ok_at, s.last_ok_at),
-             checked_at = EXCLUDED.checked_at
-           WHERE s.checked_at <= EXCLUDED.checked_at`,
-          [
-            rows.map(([p]) => p),
-            rows.map(([, r]) => r.ok),
-            rows.map(([, r]) => r.source),
-            rows.map(([, r]) => r.lastError),
-            rows.map(([, r]) => r.lastOkAt),
-            rows.map(([, r]) => r.checkedAt),
-          ],
-        );
+        await write(client, updates);
       });
     } catch (err) {
       // The outcome was not stored: let the next observation of these providers write again.
@@ -289,4 +296,36 @@ export class HealthRecorder {
       cur.latencyMax = Math.max(cur.latencyMax, b.latencyMax);
     }
   }
+}
+
+/**
+ * Writes a batch of observations to provider_status, the newest one winning
+ * per provider. `returning` (e.g. `RETURNING s.provider, s.ok`) is appended for
+ * callers that need the rows as written (the alert transitions).
+ */
+export function upsertStatus<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  client: pg.PoolClient,
+  updates: readonly StatusUpdate[],
+  returning = '',
+): Promise<pg.QueryResult<R>> {
+  return client.query<R>(
+    `INSERT INTO provider_status AS s (provider, ok, source, last_error, last_ok_at, checked_at)
+     SELECT * FROM unnest($1::text[], $2::boolean[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[])
+     ON CONFLICT (provider) DO UPDATE SET
+       ok = EXCLUDED.ok,
+       source = EXCLUDED.source,
+       last_error = EXCLUDED.last_error,
+       last_ok_at = GREATEST(EXCLUDED.last_ok_at, s.last_ok_at),
+       checked_at = EXCLUDED.checked_at
+     WHERE s.checked_at <= EXCLUDED.checked_at
+     ${returning}`,
+    [
+      updates.map((u) => u.provider),
+      updates.map((u) => u.ok),
+      updates.map((u) => u.source),
+      updates.map((u) => u.lastError),
+      updates.map((u) => u.lastOkAt),
+      updates.map((u) => u.checkedAt),
+    ],
+  );
 }

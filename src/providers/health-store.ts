@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { ProviderInfo } from './registry.js';
+import type { ProviderDescriptor } from './types.js';
 import type { ProviderSlug } from './types.js';
 
 /*
@@ -117,7 +117,7 @@ async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
 }
 
 /** The health of each given provider from the rows: no row means never observed. */
-export function healthOf(providers: readonly ProviderInfo[], rows: Map<string, StatusRow>): ProviderHealth[] {
+export function healthOf(providers: readonly ProviderDescriptor[], rows: Map<string, StatusRow>): ProviderHealth[] {
   return providers.map((p) => {
     const row = rows.get(p.slug);
     if (!row) return { slug: p.slug, state: 'unknown', checkedAt: null, lastOkAt: null, lastError: '', source: '' };

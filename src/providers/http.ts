@@ -31,6 +31,8 @@ export interface HttpResponse {
   status: number;
   /** The decoded body. */
   body: Buffer;
+  /** The Content-Type header ('' when absent), to describe a body that is not what was expected. */
+  contentType: string;
 }
 
 export interface HttpRequest extends UpstreamRequest {
@@ -128,7 +130,10 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   private readonly timer: NodeJS.Timeout;
   private status = 0;
   private encoding = '';
+  private contentType = '';
   private errorBody = false;
+  /** A 429's Retry-After, as sent. */
+  private retryAfter = '';
   private chunks: Buffer[] = [];
   private size = 0;
   private readonly onCancel: (() => void) | undefined;
@@ -144,10 +149,10 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     const signal = req.signal;
     if (signal) {
       if (signal.aborted) {
-        this.fail(cancelled());
+        this.fail(cancelled(signal.reason));
         return;
       }
-      this.onCancel = () => this.fail(cancelled());
+      this.onCancel = () => this.fail(cancelled(signal.reason));
       signal.addEventListener('abort', this.onCancel, { once: true });
     }
   }
@@ -193,6 +198,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     this.status = statusCode;
     if (statusCode < 200 || statusCode > 299) {
       this.errorBody = true;
+      const retryAfter = headers['retry-after'];
+      if (statusCode === 429 && typeof retryAfter === 'string') this.retryAfter = oneLine(retryAfter, 40);
       return;
     }
     const declared = Number(headers['content-length']);
@@ -203,6 +210,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     }
     const encoding = headers['content-encoding'];
     this.encoding = Array.isArray(encoding) ? encoding.join(',') : (encoding ?? '');
+    const type = headers['content-type'];
+    this.contentType = Array.isArray(type) ? (type[0] ?? '') : (type ?? '');
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -230,13 +239,14 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     const raw = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
     this.chunks = [];
     const status = this.status;
+    const contentType = this.contentType;
     const encoding = this.encoding.trim().toLowerCase();
     if (!encoding || encoding === 'identity' || raw.length === 0) {
-      this.resolve({ status, body: raw });
+      this.resolve({ status, body: raw, contentType });
       return;
     }
     decode(raw, encoding, this.maxBody).then(
-      (body) => this.resolve({ status, body }),
+      (body) => this.resolve({ status, body, contentType }),
       (err: HttpFailure) => this.reject(err),
     );
   }
@@ -250,11 +260,16 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   private failWithStatus(): void {
     const snippet = readableSnippet(Buffer.concat(this.chunks).subarray(0, ERROR_SNIPPET_BYTES));
     const detail = snippet ? `: ${this.clean(snippet)}` : '';
-    this.fail(
-      this.status === 429
-        ? new HttpFailure('rate_limited', `HTTP 429 rate limited${detail}`, 429)
-        : new HttpFailure('http_status', `HTTP ${this.status}${detail}`, this.status),
-    );
+    if (this.status === 429) {
+      const wait = this.retryAfter ? ` (Retry-After: ${this.clean(this.retryAfter)})` : '';
+      this.fail(new HttpFailure('rate_limited', `HTTP 429 rate limited${wait}${detail}`, 429));
+    } else if (this.status >= 300 && this.status <= 399) {
+      // A redirect's body says nothing; what matters is that it was not (or no longer) followed.
+      const why = this.req.followRedirects ? 'too many redirects' : 'redirect not followed';
+      this.fail(new HttpFailure('http_status', `HTTP ${this.status}, ${why}`, this.status));
+    } else {
+      this.fail(new HttpFailure('http_status', `HTTP ${this.status}${detail}`, this.status));
+    }
   }
 }
 
@@ -262,7 +277,9 @@ function onDeadline(call: UpstreamCall): void {
   call.timedOut();
 }
 
-function cancelled(): HttpFailure {
+/** The failure of a call stopped by its signal: the reason given to abort() when it is one (a deadline). */
+function cancelled(reason?: unknown): HttpFailure {
+  if (reason instanceof HttpFailure) return reason;
   return new HttpFailure('timeout', 'cancelled before the upstream answered');
 }
 
@@ -299,6 +316,10 @@ function classify(err: unknown, clean: (text: string) => string): HttpFailure {
       return new HttpFailure('bad_response', 'malformed HTTP response');
     case 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH':
     case 'UND_ERR_INVALID_ARG':
+      // undici's redirect handler refuses a Location it already visited with an invalid-argument error.
+      if (err instanceof Error && /redirect loop/i.test(err.message)) {
+        return new HttpFailure('bad_response', 'redirect loop');
+      }
       return new HttpFailure('connect', 'invalid upstream request');
     default: {
       const message = err instanceof Error ? err.message : String(err);

@@ -1,11 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../config/index.js';
-import { HealthRecorder } from './health-recorder.js';
+import { configurationSummary, providerConfiguration } from './configuration.js';
+import type { HealthRecorder } from './health-recorder.js';
 import { type StatusReader, createStatusReader } from './health-store.js';
-import { type HttpClient, createHttpClient } from './http.js';
 import { type ProbeScheduler, runProbes, startProbeScheduler } from './probes.js';
-import { type Providers, createProviderDirectory } from './registry.js';
-import { type ProviderRunner, createRunner } from './runner.js';
+import { createProviderServices } from './services.js';
 
 /*
  * Decorates the app with the upstream machinery: app.providers (what is
@@ -19,8 +17,6 @@ export const PROBE_FIRST_RUN_MS = 10_000;
 export interface HealthServices {
   recorder: HealthRecorder;
   reader: StatusReader;
-  runner: ProviderRunner;
-  http: HttpClient;
   /** Runs the probes once now (under the probe lock); false when another instance holds it. */
   probeNow(): Promise<boolean>;
 }
@@ -31,23 +27,16 @@ declare module 'fastify' {
   }
 }
 
-/** Every configured secret that could reach an upstream request (scrubbed from error text). */
-export function configSecrets(config: Config): string[] {
-  return (Object.keys(config) as (keyof Config)[])
-    .filter((k) => /(_API_KEY|_PIN|_TOKEN)$/.test(k))
-    .map((k) => String(config[k] ?? ''))
-    .filter(Boolean);
-}
-
 async function providersPlugin(app: FastifyInstance): Promise<void> {
   const config = app.config;
-  const providers: Providers = createProviderDirectory(config);
-  const secrets = configSecrets(config);
-  const http = createHttpClient({ userAgent: config.SIFT_USER_AGENT, secrets });
-  const recorder = new HealthRecorder(app.pool, { log: app.log });
+  const services = createProviderServices(config, app.pool, {
+    log: app.log,
+    cache: app.searchCache,
+    onCall: app.metrics?.upstreamCall,
+  });
+  const { providers, recorder, runner } = services;
   const reader = createStatusReader(app.pool);
   recorder.onStatusWritten(() => reader.invalidate());
-  const runner = createRunner({ http, recorder, providers, log: app.log, secrets });
 
   let scheduler: ProbeScheduler | undefined;
   let oneShot: ProbeScheduler | undefined;
@@ -63,13 +52,16 @@ async function providersPlugin(app: FastifyInstance): Promise<void> {
       log: app.log,
     });
 
+  // One line per group: what this instance can ask, and what it lacks.
+  for (const { group, line } of configurationSummary(providerConfiguration(config))) {
+    app.log.info({ group }, `providers ${line}`);
+  }
+
   app.decorate('providers', providers);
-  app.decorate('upstream', { call: runner.call });
+  app.decorate('upstream', { call: runner.call, gather: runner.gather });
   app.decorate('health', {
     recorder,
     reader,
-    runner,
-    http,
     probeNow: () => (scheduler ?? (oneShot ??= makeScheduler(0))).runOnce(),
   } satisfies HealthServices);
 
@@ -81,8 +73,7 @@ async function providersPlugin(app: FastifyInstance): Promise<void> {
   });
   app.addHook('onClose', async () => {
     await Promise.all([scheduler?.stop(), oneShot?.stop()]);
-    await recorder.close();
-    await http.close();
+    await services.close();
   });
 }
 

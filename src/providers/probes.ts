@@ -1,76 +1,24 @@
 import type pg from 'pg';
 import type { Config } from '../config/index.js';
-import type { Providers } from './registry.js';
+import { descriptorOf, PROVIDERS } from './registry.js';
 import type { ProviderRunner } from './runner.js';
-import { type ProviderCall, type ProviderSlug, UpstreamError } from './types.js';
+import type { ProviderDirectory, ProviderSlug } from './types.js';
 
 /*
- * Active checks of the probe-monitored providers, on free endpoints only:
- * Nominatim's status, LibreTranslate's language list, an Open-Meteo
- * geocoding lookup and Frankfurter's latest rates. Outcomes are recorded
- * with source 'probe' through the same runner as searches.
+ * Active checks of the probe-monitored providers (each descriptor's `probe`),
+ * on free endpoints only: Nominatim's status, LibreTranslate's language list,
+ * an Open-Meteo geocoding lookup and Frankfurter's latest rates. Outcomes are
+ * recorded with source 'probe' through the same runner as searches.
  */
 
-export const PROBE_ORDER: readonly ProviderSlug[] = ['provider_13', 'translate', 'weather', 'currency'];
+/** The order probes run and are reported in (the original's). */
+const PROBE_RUN_ORDER: readonly ProviderSlug[] = ['provider_13', 'translate', 'weather', 'currency'];
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function probeCall(config: Config, slug: ProviderSlug): ProviderCall<true> {
-  const timeout = (ms: number) => config.PROVIDER_TIMEOUT_MS || ms;
-  switch (slug) {
-    case 'provider_13':
-      return {
-        provider: slug,
-        request: { url: `${config.NOMINATIM_BASE_URL}/status?format=json` },
-        timeoutMs: timeout(8000),
-        parse(body) {
-          if (!isObject(body) || !('status' in body)) throw new UpstreamError(slug, 'bad_response', 'status not OK');
-          if (body.status !== 0) {
-            const message = typeof body.message === 'string' && body.message ? body.message : 'status not OK';
-            throw new UpstreamError(slug, 'bad_response', `status ${String(body.status)}: ${message}`);
-          }
-          return true;
-        },
-      };
-    case 'translate':
-      return {
-        provider: slug,
-        request: { url: `${config.LIBRETRANSLATE_URL}/languages` },
-        timeoutMs: timeout(8000),
-        parse(body) {
-          if (!Array.isArray(body) || body.length === 0)
-            throw new UpstreamError(slug, 'bad_response', 'empty language list');
-          return true;
-        },
-      };
-    case 'weather':
-      return {
-        provider: slug,
-        request: { url: `${config.OPENMETEO_GEOCODING_URL}/v1/search?name=Paris&count=1&language=en&format=json` },
-        timeoutMs: timeout(8000),
-        parse(body) {
-          if (!isObject(body) || !Array.isArray(body.results) || body.results.length === 0) {
-            throw new UpstreamError(slug, 'bad_response', 'geocoding lookup returned no place');
-          }
-          return true;
-        },
-      };
-    case 'currency':
-      return {
-        provider: slug,
-        request: { url: `${config.FRANKFURTER_BASE_URL}/latest?base=USD` },
-        timeoutMs: timeout(10_000),
-        parse(body) {
-          if (!isObject(body) || !isObject(body.rates) || Object.keys(body.rates).length === 0) {
-            throw new UpstreamError(slug, 'bad_response', 'no exchange rates in the answer');
-          }
-          return true;
-        },
-      };
-    default:
-      throw new Error(`${slug} has no probe`);
-  }
-}
+/** Providers with a probe, in probe order (any probe-carrying provider missing from the list goes last). */
+export const PROBE_ORDER: readonly ProviderSlug[] = [
+  ...PROBE_RUN_ORDER,
+  ...PROVIDERS.filter((p) => p.probe && !PROBE_RUN_ORDER.includes(p.slug)).map((p) => p.slug),
+].filter((slug) => descriptorOf(slug).probe !== undefined);
 
 export interface ProbeResult {
   slug: ProviderSlug;
@@ -78,12 +26,16 @@ export interface ProbeResult {
 }
 
 /** Probes every configured probe provider once (concurrently); results in probe order. */
-export async function runProbes(config: Config, providers: Providers, runner: ProviderRunner): Promise<ProbeResult[]> {
+export async function runProbes(
+  config: Config,
+  providers: ProviderDirectory,
+  runner: ProviderRunner,
+): Promise<ProbeResult[]> {
   const slugs = PROBE_ORDER.filter((s) => providers.isConfigured(s));
   return Promise.all(
     slugs.map(async (slug) => {
       try {
-        await runner.callAs(probeCall(config, slug), 'probe');
+        await runner.callAs(descriptorOf(slug).probe!(config), 'probe');
         return { slug, ok: true };
       } catch {
         return { slug, ok: false };
@@ -120,8 +72,12 @@ export function startProbeScheduler(options: ProbeSchedulerOptions): ProbeSchedu
 
   async function runLocked(): Promise<boolean> {
     let client: pg.PoolClient | undefined;
+    // A connection lost while it is held for the probe run is reported on the client: without a
+    // listener that report would be an uncaught exception (the probe run itself then fails and logs).
+    const onClientError = () => {};
     try {
       client = await options.pool.connect();
+      client.on('error', onClientError);
       const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
         PROBE_LOCK_KEY,
       ]);
@@ -139,6 +95,7 @@ export function startProbeScheduler(options: ProbeSchedulerOptions): ProbeSchedu
       options.log?.warn({ err }, 'provider probes failed to run');
       return false;
     } finally {
+      client?.off('error', onClientError);
       client?.release();
     }
   }

@@ -1,14 +1,34 @@
+import { estimateBytes, type SearchCache } from './cache.js';
 import type { HealthRecorder, ObservationSource } from './health-recorder.js';
 import { HttpFailure, type HttpClient } from './http.js';
 import { oneLine, redactSecrets, requestSecrets, safeUrl } from './redact.js';
-import { type ProviderCall, type ProviderDirectory, type Upstream, UpstreamError } from './types.js';
+import {
+  type FlowSteps,
+  type Gathered,
+  type GatherOptions,
+  type ProviderCall,
+  type ProviderDirectory,
+  type ProviderFlow,
+  type ProviderSlug,
+  type ProviderTask,
+  type Unresponsive,
+  type Upstream,
+  UpstreamError,
+} from './types.js';
 
 /*
- * `app.upstream.call(call)`: the one path from search code to an upstream.
- * Refuses unconfigured providers (nothing recorded), runs the request through
- * the HTTP layer with the provider's timeout, parses the JSON and the
- * provider's shape, and records the outcome: success only for a 2xx answer
- * whose body is the expected JSON; every failure with a safe message.
+ * The one path from search code to upstreams (`app.upstream`).
+ *
+ * - call(task): refuses unconfigured providers (nothing recorded), serves the
+ *   task from the per-provider cache or runs it, and records every outcome:
+ *   success only for a 2xx answer whose body is the expected JSON; every
+ *   failure with a safe message.
+ * - gather(tasks): the tasks of one request, concurrently, under one request
+ *   deadline that cancels what is still running; never rejects, and hands
+ *   back each task's value or its failure in task order.
+ * - A flow (several dependent calls: login then search, geocode then
+ *   forecast) runs its steps through the same machinery and is cached as a
+ *   whole.
  */
 
 export interface RunnerLog {
@@ -19,30 +39,64 @@ export interface RunnerDeps {
   http: HttpClient;
   recorder: HealthRecorder;
   providers: ProviderDirectory;
+  /** Parsed answers are reused from here for their TTL (none: nothing is cached). */
+  cache?: SearchCache;
   log?: RunnerLog;
-  /** Configured secrets, scrubbed from failure text. */
+  /** Configured secrets, scrubbed from failure text and masked out of cache keys. */
   secrets?: string[];
+  /** Told of every finished call (metrics; absent when metrics are off). */
+  onCall?: (
+    provider: ProviderSlug,
+    source: ObservationSource,
+    outcome: 'ok' | UpstreamError['kind'],
+    seconds: number,
+  ) => void;
 }
 
 export interface ProviderRunner extends Upstream {
-  /** Like call(), recording the outcome with this source (probes use 'probe'). */
-  callAs<T>(call: ProviderCall<T>, source: ObservationSource): Promise<T>;
+  /** One call, uncached, recorded with this source (probes use 'probe'). */
+  callAs<T>(call: ProviderCall<T>, source: ObservationSource, signal?: AbortSignal): Promise<T>;
+}
+
+const isFlow = <T>(task: ProviderTask<T>): task is ProviderFlow<T> => 'run' in task;
+
+/** The `unresponsive` entries of a gather's failures, in task order. */
+export function unresponsiveOf(outcomes: readonly Gathered<unknown>[]): Unresponsive[] {
+  const out: Unresponsive[] = [];
+  for (const o of outcomes) if (!o.ok) out.push({ engine: o.provider, reason: o.error.reason });
+  return out;
+}
+
+function asUpstreamError(provider: ProviderSlug, err: unknown): UpstreamError {
+  if (err instanceof UpstreamError) return err;
+  if (err instanceof HttpFailure) return new UpstreamError(provider, err.kind, err.message, err.status);
+  return new UpstreamError(provider, 'bad_response', 'unexpected failure while reading the response');
 }
 
 export function createRunner(deps: RunnerDeps): ProviderRunner {
-  async function callAs<T>(call: ProviderCall<T>, source: ObservationSource): Promise<T> {
+  const secrets = (deps.secrets ?? []).filter((s) => s.length >= 4);
+  const maskedSecrets = secrets.flatMap((s) => (encodeURIComponent(s) === s ? [s] : [s, encodeURIComponent(s)]));
+
+  /** Cache keys never hold a secret: configured credentials are masked out. */
+  function mask(text: string): string {
+    for (const s of maskedSecrets) if (text.includes(s)) text = text.split(s).join('*');
+    return text;
+  }
+
+  function allowed(task: ProviderTask<unknown>): boolean {
+    const p = task.provider;
+    if (deps.providers.isConfigured(p)) return true;
+    return !isFlow(task) && task.ownCredential === true && !deps.providers.isDisabled(p);
+  }
+
+  async function callAs<T>(call: ProviderCall<T>, source: ObservationSource, signal?: AbortSignal): Promise<T> {
     const { provider } = call;
-    const allowed =
-      deps.providers.isConfigured(provider) || (call.ownCredential === true && !deps.providers.isDisabled(provider));
-    if (!allowed) {
-      throw new UpstreamError(provider, 'not_configured', 'provider not configured on this instance');
-    }
     const started = performance.now();
     try {
       const res = await deps.http.request({
         ...call.request,
         timeoutMs: call.timeoutMs ?? deps.providers.timeoutMs(provider),
-        signal: call.signal,
+        signal,
       });
       const text = res.body.toString('utf8');
       let body: unknown = text;
@@ -50,7 +104,10 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
         try {
           body = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
         } catch {
-          throw new UpstreamError(provider, 'bad_response', 'response is not valid JSON', res.status);
+          // An HTML page instead of JSON (a captive portal, a proxy's error page) says so by its type.
+          const type =
+            res.contentType && !/json/i.test(res.contentType) ? ` (content type ${oneLine(res.contentType, 60)})` : '';
+          throw new UpstreamError(provider, 'bad_response', `response is not valid JSON${type}`, res.status);
         }
       }
       let value: T;
@@ -59,42 +116,116 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
       } catch (err) {
         // A parser may say precisely what is wrong (probes do).
         if (err instanceof UpstreamError) throw err;
-        const secrets = [...(deps.secrets ?? []), ...requestSecrets(call.request.url, call.request.headers)];
-        const why = err instanceof Error && err.message ? `: ${oneLine(redactSecrets(err.message, secrets), 120)}` : '';
+        const all = [...secrets, ...requestSecrets(call.request.url, call.request.headers)];
+        const why = err instanceof Error && err.message ? `: ${oneLine(redactSecrets(err.message, all), 120)}` : '';
         throw new UpstreamError(provider, 'bad_response', `unexpected response shape${why}`, res.status);
       }
       deps.recorder.record({ provider, ok: true, latencyMs: performance.now() - started, source });
+      deps.onCall?.(provider, source, 'ok', (performance.now() - started) / 1000);
       return value;
     } catch (err) {
-      const failure =
-        err instanceof UpstreamError
-          ? err
-          : err instanceof HttpFailure
-            ? new UpstreamError(provider, err.kind, err.message, err.status)
-            : new UpstreamError(provider, 'bad_response', 'unexpected failure while reading the response');
-      deps.recorder.record({
-        provider,
-        ok: false,
-        error: failure.message,
-        latencyMs: performance.now() - started,
-        source,
-      });
+      const failure = asUpstreamError(provider, err);
+      deps.recorder.record({ provider, ok: false, error: failure.message, latencyMs: performance.now() - started, source });
+      deps.onCall?.(provider, source, failure.kind, (performance.now() - started) / 1000);
       deps.log?.warn(
-        {
-          provider,
-          kind: failure.kind,
-          status: failure.status,
-          url: safeUrl(call.request.url),
-          error: failure.message,
-        },
+        { provider, kind: failure.kind, status: failure.status, url: safeUrl(call.request.url), error: failure.message },
         'upstream call failed',
       );
       throw failure;
     }
   }
 
+  /** Serves `fetch` through the cache when the task's TTL allows. */
+  function cached<T>(
+    task: ProviderTask<T>,
+    key: () => string,
+    fetch: () => Promise<T>,
+  ): Promise<T> {
+    const ttl = task.cacheTtlMs ?? deps.providers.cacheTtlMs(task.provider);
+    if (!deps.cache || ttl <= 0) return fetch();
+    const size = task.size ? (v: T) => task.size!(v) : estimateBytes;
+    return deps.cache.getOrFetch(key(), ttl, size, fetch);
+  }
+
+  function callKey(call: ProviderCall<unknown>): string {
+    const { method = 'GET', url, body } = call.request;
+    return mask(body === undefined ? `${call.provider} ${method} ${url}` : `${call.provider} ${method} ${url} ${body}`);
+  }
+
+  function runFlow<T>(flow: ProviderFlow<T>, signal?: AbortSignal): Promise<T> {
+    const steps: FlowSteps = {
+      call: (call) => {
+        if (!allowed(call)) return Promise.reject(notConfigured(call.provider));
+        // A step is cached only when it asks to be (the flow's value is cached as a whole).
+        if (call.cacheTtlMs === undefined || call.cacheTtlMs <= 0) return callAs(call, 'query', signal);
+        return cached(call, () => callKey(call), () => callAs(call, 'query', signal));
+      },
+      memo: (key, ttlMs, compute) => {
+        const k = mask(`${flow.provider} memo ${key}`);
+        if (!deps.cache) return compute();
+        return deps.cache.getOrFetch(k, ttlMs, () => 256, compute);
+      },
+      forget: (key) => deps.cache?.delete(mask(`${flow.provider} memo ${key}`)),
+    };
+    return flow.run(steps).catch((err: unknown) => {
+      throw asUpstreamError(flow.provider, err);
+    });
+  }
+
+  function run<T>(task: ProviderTask<T>, signal?: AbortSignal): Promise<T> {
+    if (!allowed(task)) return Promise.reject(notConfigured(task.provider));
+    if (isFlow(task)) return cached(task, () => mask(`${task.provider} flow ${task.key}`), () => runFlow(task, signal));
+    return cached(task, () => callKey(task), () => callAs(task, 'query', signal));
+  }
+
+  async function gather<T>(tasks: readonly ProviderTask<T>[], options: GatherOptions = {}): Promise<Gathered<T>[]> {
+    const settle = (task: ProviderTask<T>, p: Promise<T>): Promise<Gathered<T>> =>
+      p.then(
+        (value) => ({ provider: task.provider, ok: true as const, value }),
+        (err: unknown) => ({ provider: task.provider, ok: false as const, error: asUpstreamError(task.provider, err) }),
+      );
+    const deadlineMs = options.deadlineMs;
+    if (deadlineMs === undefined) return Promise.all(tasks.map((task) => settle(task, run(task))));
+
+    // One deadline over the whole request: what is still running then is cancelled and reported as timed out.
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        // The reason is what health records for the calls it stops (not a bare "cancelled").
+        controller.abort(
+          new HttpFailure('timeout', `no complete answer within the request deadline (${deadlineMs} ms)`),
+        );
+        reject(new Error('deadline'));
+      }, deadlineMs);
+    });
+    expired.catch(() => {});
+    try {
+      return await Promise.all(
+        tasks.map((task) =>
+          settle(
+            task,
+            Promise.race([run(task, controller.signal), expired]).catch((err: unknown) => {
+              if (err instanceof Error && err.message === 'deadline' && !(err instanceof UpstreamError)) {
+                throw new UpstreamError(task.provider, 'timeout', 'request deadline passed');
+              }
+              throw err;
+            }),
+          ),
+        ),
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   return {
-    call: (call) => callAs(call, 'query'),
+    call: (task) => run(task),
+    gather,
     callAs,
   };
+}
+
+function notConfigured(provider: ProviderSlug): UpstreamError {
+  return new UpstreamError(provider, 'not_configured', 'provider not configured on this instance');
 }

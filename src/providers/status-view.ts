@@ -1,6 +1,7 @@
 import type { HistoryBucket, ProviderHealth, StatusRow } from './health-store.js';
 import { healthOf } from './health-store.js';
-import { GROUPS, type ProviderInfo } from './registry.js';
+import { GROUPS } from './registry.js';
+import type { ProviderDescriptor } from './types.js';
 
 /*
  * What the /status page shows, computed from the registry, the status rows
@@ -30,7 +31,7 @@ export interface ProviderView {
   name: string;
   state: ProviderHealth['state'];
   stateLabel: string;
-  monitor: ProviderInfo['monitor'];
+  monitor: ProviderDescriptor['monitor'];
   monitorLabel: string;
   lastOk: Moment | null;
   checked: Moment | null;
@@ -144,7 +145,7 @@ const hourLabel = (d: Date) => {
 };
 
 export function buildStatusPage(input: {
-  providers: ProviderInfo[];
+  providers: ProviderDescriptor[];
   rows: Map<string, StatusRow>;
   history: HistoryBucket[];
   databaseUnavailable: boolean;

@@ -1,33 +1,44 @@
 /*
- * Shared types of the upstream layer. The registry (registry.ts), the HTTP
- * client (http.ts) and the runner that records health (runner.ts) implement
- * them; search modules only ever call `app.upstream.call(...)`.
+ * Shared types of the upstream layer: what a provider is (its descriptor),
+ * what one upstream call is (ProviderCall), a multi-step call (ProviderFlow),
+ * and how callers reach upstreams (`app.upstream`: call and gather). Nothing
+ * here imports the registry or any adapter, so adapters, the registry, the
+ * runner and the search features can all import it without cycles.
  */
 
-import type { ProviderInfo } from './registry.js';
+import type { Config } from '../config/index.js';
+import type {
+  EngineSlice,
+  ImageResult,
+  MediaQuery,
+  NewsResult,
+  VideoResult,
+  WebQuery,
+} from '../contracts/search.js';
 
-export const PROVIDER_SLUGS = [
-  'provider_01',
-  'provider_02',
-  'provider_03',
-  'provider_04',
-  'provider_05',
-  'provider_06',
-  'provider_07',
-  'provider_08',
-  'provider_09',
-  'provider_10',
-  'provider_11',
-  'provider_12',
-  'weather',
-  'currency',
-  'provider_13',
-  'translate',
-] as const;
-
-export type ProviderSlug = (typeof PROVIDER_SLUGS)[number];
+/** The spec's provider slugs (spec 4.3). Each is bound to one descriptor (registry.ts checks, at compile time). */
+export type ProviderSlug =
+  | 'provider_01'
+  | 'provider_02'
+  | 'provider_03'
+  | 'provider_04'
+  | 'provider_05'
+  | 'provider_06'
+  | 'provider_07'
+  | 'provider_08'
+  | 'provider_09'
+  | 'provider_10'
+  | 'provider_11'
+  | 'provider_12'
+  | 'weather'
+  | 'currency'
+  | 'provider_13'
+  | 'translate';
 
 export type ProviderGroup = 'engine' | 'media' | 'cards' | 'instant' | 'maps' | 'translate';
+
+/** How a provider's health is established: by real searches, or by an active probe. */
+export type MonitorKind = 'query' | 'probe';
 
 /** How a failure is classified (also the `reason` values seen by API clients, see FailureReason). */
 export type FailureKind =
@@ -60,8 +71,6 @@ export interface ProviderCall<T> {
   parse(body: unknown): T;
   /** Overrides the provider's default timeout. */
   timeoutMs?: number;
-  /** Aborts the call early (the caller gave up). */
-  signal?: AbortSignal;
   /** Accept a non-JSON text body (passed to parse as a string). Default false. */
   text?: boolean;
   /**
@@ -70,6 +79,53 @@ export interface ProviderCall<T> {
    * is in DISABLED_PROVIDERS.
    */
   ownCredential?: boolean;
+  /** How long the parsed value may be reused, ms: overrides the descriptor's cacheTtlMs; 0 = never cached. */
+  cacheTtlMs?: number;
+  /** Estimated memory of a parsed value in bytes, for the cache bound (default: a walk over the value). */
+  size?(value: T): number;
+}
+
+/** What a flow's steps are run with: the runner's call, under the gather's deadline. */
+export interface FlowSteps {
+  /** One step: recorded like any call. Not cached on its own unless the call sets cacheTtlMs. */
+  call<U>(call: ProviderCall<U>): Promise<U>;
+  /** A value kept across requests for `ttlMs` (a login token); computed once when missing. */
+  memo<U>(key: string, ttlMs: number, compute: () => Promise<U>): Promise<U>;
+  /** Drops a memo (a token the upstream refused). */
+  forget(key: string): void;
+}
+
+/**
+ * A multi-step upstream exchange (geocode then forecast, login then search,
+ * search then details) that gather() runs like one call: one deadline, one
+ * cache entry for the final value, every step recorded in health.
+ */
+export interface ProviderFlow<T> {
+  provider: ProviderSlug;
+  /** Cache key of the final value: everything that changes the answer, never a secret. */
+  key: string;
+  run(steps: FlowSteps): Promise<T>;
+  /** As ProviderCall.cacheTtlMs (default: the descriptor's cacheTtlMs). */
+  cacheTtlMs?: number;
+  size?(value: T): number;
+}
+
+export type ProviderTask<T> = ProviderCall<T> | ProviderFlow<T>;
+
+/** One task's outcome in gather(): its value, or the failure (already recorded in health). */
+export type Gathered<T> =
+  | { provider: ProviderSlug; ok: true; value: T }
+  | { provider: ProviderSlug; ok: false; error: UpstreamError };
+
+export interface GatherOptions {
+  /** One deadline over all the tasks (ms); each call is also bounded by its provider's timeout. */
+  deadlineMs?: number;
+}
+
+/** `unresponsive[]` entry of search responses. */
+export interface Unresponsive {
+  engine: ProviderSlug;
+  reason: FailureReason;
 }
 
 export class UpstreamError extends Error {
@@ -92,11 +148,62 @@ export class UpstreamError extends Error {
   }
 }
 
-/** `app.upstream`: the only way search code reaches an upstream. Records health, classifies failures. */
+/** `app.upstream`: the only way search code reaches an upstream. Caches, records health, classifies failures. */
 export interface Upstream {
-  /** Resolves with parse(body), or rejects with an UpstreamError (already recorded as a failure). */
-  call<T>(call: ProviderCall<T>): Promise<T>;
+  /** One task: its (possibly cached) value, or a rejection with an UpstreamError (already recorded). */
+  call<T>(task: ProviderTask<T>): Promise<T>;
+  /** Runs the tasks concurrently under one deadline; never rejects. Outcomes in task order. */
+  gather<T>(tasks: readonly ProviderTask<T>[], options?: GatherOptions): Promise<Gathered<T>[]>;
 }
+
+/** A web engine: its request builder and parser, and whether it answers a given query at all. */
+export interface WebEngineCalls {
+  call(query: WebQuery, config: Config): ProviderCall<EngineSlice>;
+  /** Whether the engine is asked for this query (Staan: pages 1-4, short queries). Default: always. */
+  accepts?(query: WebQuery): boolean;
+}
+
+/**
+ * The calls a provider offers to the features that blend several providers.
+ * A feature asks the registry for every configured provider offering its
+ * call, so a new provider joins a feature by declaring the call here.
+ */
+export interface ProviderCalls {
+  web?: WebEngineCalls;
+  /** null when this instance cannot ask (Brave Suggest without its own key). */
+  suggest?: (q: string, config: Config) => ProviderCall<string[]> | null;
+  /** images, news, videos: null when the provider sits this query out (a page or query its API cannot serve). */
+  images?: (query: MediaQuery, config: Config) => ProviderCall<ImageResult[]> | null;
+  news?: (query: MediaQuery, config: Config) => ProviderCall<NewsResult[]> | null;
+  videos?: (query: MediaQuery, config: Config) => ProviderCall<VideoResult[]> | null;
+}
+
+export type ProviderFeature = keyof ProviderCalls;
+
+/** Everything about one provider, declared once in its adapter folder (`src/providers/<name>/index.ts`). */
+export interface ProviderDescriptor {
+  slug: ProviderSlug;
+  /** Display name (the `name` field of status records). */
+  name: string;
+  group: ProviderGroup;
+  monitor: MonitorKind;
+  /** Variables that must all be set for the provider to be configured (none: keyless). */
+  requires: readonly (keyof Config)[];
+  /** Variables the provider also reads when set (optional credentials). */
+  optional?: readonly (keyof Config)[];
+  /** The variable(s) holding the provider's base URL. */
+  baseUrlVariables: readonly (keyof Config)[];
+  /** Default timeout of one call, ms (PROVIDER_TIMEOUT_MS overrides every default). */
+  timeoutMs: number;
+  /** How long a parsed answer may be reused, ms (the upstream's terms); 0 = never. */
+  cacheTtlMs: number;
+  calls?: ProviderCalls;
+  /** The free active check of a probe-monitored provider (never a paid call). */
+  probe?(config: Config): ProviderCall<unknown>;
+}
+
+/** Why a provider is not configured on this instance, or null when it is. */
+export type NotConfiguredReason = { kind: 'disabled' } | { kind: 'missing'; variables: (keyof Config)[] };
 
 /** `app.providers`: what this instance has configured. */
 export interface ProviderDirectory {
@@ -104,12 +211,16 @@ export interface ProviderDirectory {
   isConfigured(slug: ProviderSlug): boolean;
   /** Listed in DISABLED_PROVIDERS. */
   isDisabled(slug: ProviderSlug): boolean;
+  /** Why the provider is not configured, or null. */
+  whyNotConfigured(slug: ProviderSlug): NotConfiguredReason | null;
   /** The provider's timeout in ms (PROVIDER_TIMEOUT_MS overrides every default). */
   timeoutMs(slug: ProviderSlug): number;
+  /** The provider's default cache TTL in ms. */
+  cacheTtlMs(slug: ProviderSlug): number;
   /** Configured providers, in registry (display) order. */
-  configured(): ProviderInfo[];
-  /** The registry entry of a name, or undefined when it is not a provider slug. */
-  get(slug: string): ProviderInfo | undefined;
+  configured(): ProviderDescriptor[];
+  /** The descriptor of a name, or undefined when it is not a provider slug. */
+  get(slug: string): ProviderDescriptor | undefined;
 }
 
 declare module 'fastify' {

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.js';
 import { DatabaseUnavailable, healthOf, isoOrNull } from '../providers/health-store.js';
-import type { ProviderInfo, Providers } from '../providers/registry.js';
+import type { ProviderDescriptor, ProviderDirectory } from '../providers/types.js';
 
 /*
  * Health endpoints for uptime monitors (spec 4.3, 5.2):
@@ -48,7 +48,7 @@ export function tokenMatches(supplied: string, expected: string): boolean {
 }
 
 /** The roll-up's providers: configured ones whose slug or group is listed (all configured when the list is empty). */
-export function monitorScope(config: Config, providers: Providers): ProviderInfo[] {
+export function monitorScope(config: Config, providers: ProviderDirectory): ProviderDescriptor[] {
   const configured = providers.configured();
   const wanted = new Set(config.STATUS_MONITOR_PROVIDERS);
   if (wanted.size === 0) return configured;

@@ -1,4 +1,8 @@
+import type { EngineResult, EngineSlice } from '../contracts/search.js';
+import { descriptorOf } from '../providers/registry.js';
 import type { EngineSlug } from './params.js';
+
+export type { EngineResult, EngineSlice };
 
 /*
  * Reciprocal Rank Fusion of the engines' ranked lists (reference section 5, web).
@@ -19,35 +23,10 @@ import type { EngineSlug } from './params.js';
 
 export const RRF_K = 60;
 
-/** One result as an engine adapter normalizes it (every field present). */
-export interface EngineResult {
-  title: string;
-  url: string;
-  description: string;
-  display_url: string;
-  favicon_url: string;
-  age: string;
-  sitelinks: unknown[];
-}
-
-/** One engine's answer for one page. */
-export interface EngineSlice {
-  results: EngineResult[];
-  /** The corrected query the engine actually searched (provider_01 only), or "". */
-  altered: string;
-}
-
 export interface WebResult extends EngineResult {
   source: string;
   source_label: string;
 }
-
-export const ENGINE_DISPLAY_NAMES: Record<EngineSlug, string> = {
-  provider_01: 'Brave',
-  provider_02: 'Mojeek',
-  provider_03: 'Marginalia',
-  provider_04: 'Staan',
-};
 
 export const SOURCE_LABEL_SEPARATOR = ' · ';
 
@@ -98,7 +77,7 @@ export function sourceOf(engines: readonly EngineSlug[]): string {
 
 export function sourceLabel(engines: readonly EngineSlug[]): string {
   const names: string[] = [];
-  for (const e of engines) if (e !== 'provider_01') names.push(ENGINE_DISPLAY_NAMES[e]);
+  for (const e of engines) if (e !== 'provider_01') names.push(descriptorOf(e).name);
   return names.join(SOURCE_LABEL_SEPARATOR);
 }
 

@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import type { DateFilter } from '../contracts/search.js';
+import { providersOffering } from '../providers/registry.js';
+import type { ProviderSlug } from '../providers/types.js';
 
 /*
  * Shared query-parameter parsing of the search endpoints (spec 4.1, DESIGN.md
@@ -10,14 +13,13 @@ import { z } from 'zod';
  * original service, whose framework's `QueryDict.get` returns the last value).
  */
 
-export const ENGINE_SLUGS = ['provider_01', 'provider_02', 'provider_03', 'provider_04'] as const;
-export type EngineSlug = (typeof ENGINE_SLUGS)[number];
+/** The values of `engine`: the providers offering web search, in registry order. */
+export const ENGINE_SLUGS: readonly ProviderSlug[] = providersOffering('web').map((p) => p.slug);
+export type EngineSlug = ProviderSlug;
 
 export const Q_MAX_LENGTH = 2000;
 export const PAGE_MIN = 1;
 export const PAGE_MAX = 50;
-
-export type DateFilter = '' | 'd' | 'w' | 'm' | 'y';
 
 export const MESSAGES = {
   required: 'This query parameter is required.',
@@ -224,13 +226,4 @@ export function parseQuery<S extends z.ZodObject>(schema: S, query: unknown): Pa
   for (const field of Object.keys(schema.shape)) if (field in errors) ordered[field] = errors[field]!;
   for (const field of Object.keys(errors)) if (!(field in ordered)) ordered[field] = errors[field]!;
   return { ok: false, errors: ordered };
-}
-
-/** What a web engine adapter needs to build its request (the normalized parameters). */
-export interface WebQuery {
-  q: string;
-  page: number;
-  safe: boolean;
-  lang: string;
-  date: DateFilter;
 }

@@ -1,36 +1,25 @@
 import type { Config } from '../config/index.js';
-import { braveWebCall } from '../providers/brave/web.js';
-import { marginaliaCall } from '../providers/marginalia/web.js';
-import { mojeekCall } from '../providers/mojeek/web.js';
-import { staanAccepts, staanCall } from '../providers/staan/web.js';
-import {
-  type FailureReason,
-  type ProviderCall,
-  type ProviderDirectory,
-  type Upstream,
-  UpstreamError,
-} from '../providers/types.js';
-import { type SearchCache, stringBytes } from './cache.js';
+import type { EngineSlice, WebQuery } from '../contracts/search.js';
+import { stringBytes } from '../providers/cache.js';
+import { providersOffering } from '../providers/registry.js';
+import { unresponsiveOf } from '../providers/runner.js';
+import type { ProviderDirectory, ProviderSlug, Unresponsive, Upstream, WebEngineCalls } from '../providers/types.js';
 import { createHighlighter, type Highlighter } from './highlight.js';
-import { correctionOf, type EngineSlice, mergeResults, type WebResult } from './merge.js';
-import { ENGINE_SLUGS, type EngineSlug, type WebParams, type WebQuery } from './params.js';
+import { correctionOf, mergeResults, type WebResult } from './merge.js';
+import { allFailed, notConfigured, type SearchOutcome } from './outcome.js';
+import type { EngineSlug, WebParams } from './params.js';
 
 /*
- * GET /api/v1/web/: the configured engines in the requested scope are asked
- * concurrently (each bounded by its own timeout in the HTTP layer), their
- * slices cached per upstream request, then merged (merge.ts).
+ * GET /api/v1/web/: parse -> gather -> merge. The configured engines in the
+ * requested scope that accept the query are asked concurrently (each bounded
+ * by its own timeout), their slices cached per upstream request by the
+ * runner, then merged (merge.ts).
  */
 
-export interface WebSearchDeps {
+export interface SearchDeps {
   config: Config;
   upstream: Upstream;
   providers: ProviderDirectory;
-  cache: SearchCache;
-}
-
-export interface Unresponsive {
-  engine: EngineSlug;
-  reason: FailureReason;
 }
 
 export interface WebResponse {
@@ -43,39 +32,11 @@ export interface WebResponse {
   unresponsive: Unresponsive[];
 }
 
-export type WebOutcome =
-  | { status: 200; body: WebResponse }
-  | { status: 502; body: { detail: string; unresponsive: Unresponsive[] } };
-
-export const ALL_FAILED_DETAIL = 'All search providers failed.';
-
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-
-interface EngineAdapter {
-  /** How long a slice may be reused (the upstream's terms). */
-  ttlMs: number;
-  /** Whether the engine is asked at all for this query (Staan: pages 1-4, short queries). */
-  accepts(query: WebQuery): boolean;
-  call(query: WebQuery, config: Config): ProviderCall<EngineSlice>;
-}
-
-const always = () => true;
-
-export const WEB_ENGINES: Readonly<Record<EngineSlug, EngineAdapter>> = {
-  provider_01: { ttlMs: MINUTE, accepts: always, call: braveWebCall },
-  provider_02: { ttlMs: HOUR, accepts: always, call: mojeekCall },
-  provider_03: { ttlMs: HOUR, accepts: always, call: marginaliaCall },
-  provider_04: { ttlMs: HOUR, accepts: staanAccepts, call: staanCall },
-};
+const WEB_ENGINES = new Map<ProviderSlug, WebEngineCalls>(providersOffering('web').map((p) => [p.slug, p.calls.web]));
 
 /** The engines of `scope` this instance will actually ask for `query`, in slug order. */
-export function enginesToAsk(
-  scope: readonly EngineSlug[],
-  query: WebQuery,
-  providers: ProviderDirectory,
-): EngineSlug[] {
-  return ENGINE_SLUGS.filter((e) => scope.includes(e) && providers.isConfigured(e) && WEB_ENGINES[e].accepts(query));
+export function enginesToAsk(scope: readonly EngineSlug[], query: WebQuery, providers: ProviderDirectory): EngineSlug[] {
+  return scope.filter((e) => providers.isConfigured(e) && (WEB_ENGINES.get(e)?.accepts?.(query) ?? true));
 }
 
 function sliceBytes(slice: EngineSlice): number {
@@ -94,49 +55,42 @@ function sliceBytes(slice: EngineSlice): number {
   return n;
 }
 
-export async function searchWeb(deps: WebSearchDeps, params: WebParams): Promise<WebOutcome> {
+export async function searchWeb(deps: SearchDeps, params: WebParams): Promise<SearchOutcome<WebResponse>> {
   const query: WebQuery = { q: params.q, page: params.page, safe: params.safe, lang: params.lang, date: params.date };
-  const asked = enginesToAsk(params.engine, query, deps.providers);
+  const scope = params.engine.filter((e) => WEB_ENGINES.has(e));
+  // A configured engine that sits this query out (Staan past page 4) still counts as configured.
+  if (scope.length > 0 && !scope.some((e) => deps.providers.isConfigured(e))) {
+    return notConfigured(deps.providers, scope, 'web search engine in the requested scope');
+  }
+  const asked = enginesToAsk(scope, query, deps.providers);
 
   let highlighter: Highlighter | undefined;
-  // In place: a slice fresh from its adapter belongs to this search alone until it is cached.
-  const highlight = (slice: EngineSlice): EngineSlice => {
-    highlighter ??= createHighlighter(query.q);
-    for (const r of slice.results) r.description = highlighter(r.description);
-    return slice;
-  };
-
-  const settled = await Promise.allSettled(
-    asked.map((engine) => {
-      const adapter = WEB_ENGINES[engine];
-      const call = adapter.call(query, deps.config);
-      const key = `${engine} ${call.request.method ?? 'GET'} ${call.request.url}`;
-      // Slices are cached already highlighted: the query is part of the key.
-      return deps.cache.getOrFetch(key, adapter.ttlMs, sliceBytes, async () =>
-        highlight(await deps.upstream.call(call)),
-      );
-    }),
-  );
+  const tasks = asked.map((engine) => {
+    const call = WEB_ENGINES.get(engine)!.call(query, deps.config);
+    return {
+      ...call,
+      // Highlighted in place as it is parsed, so slices are cached highlighted (the query is part of the key).
+      parse(body: unknown): EngineSlice {
+        const slice = call.parse(body);
+        highlighter ??= createHighlighter(query.q);
+        for (const r of slice.results) r.description = highlighter(r.description);
+        return slice;
+      },
+      size: sliceBytes,
+    };
+  });
+  const outcomes = await deps.upstream.gather(tasks);
 
   const lists: { engine: EngineSlug; results: EngineSlice['results'] }[] = [];
-  const unresponsive: Unresponsive[] = [];
   let correction = '';
-  for (let i = 0; i < asked.length; i++) {
-    const engine = asked[i]!;
-    const outcome = settled[i]!;
-    if (outcome.status === 'rejected') {
-      const err = outcome.reason;
-      unresponsive.push({ engine, reason: err instanceof UpstreamError ? err.reason : 'error' });
-      continue;
-    }
+  for (const outcome of outcomes) {
+    if (!outcome.ok) continue;
     const slice = outcome.value;
-    if (engine === 'provider_01') correction = correctionOf(query.q, slice.altered);
-    if (slice.results.length > 0) lists.push({ engine, results: slice.results });
+    if (outcome.provider === 'provider_01') correction = correctionOf(query.q, slice.altered);
+    if (slice.results.length > 0) lists.push({ engine: outcome.provider, results: slice.results });
   }
-
-  if (asked.length > 0 && unresponsive.length === asked.length) {
-    return { status: 502, body: { detail: ALL_FAILED_DETAIL, unresponsive } };
-  }
+  const unresponsive = unresponsiveOf(outcomes);
+  if (asked.length > 0 && unresponsive.length === asked.length) return allFailed(unresponsive);
 
   return {
     status: 200,

@@ -6,8 +6,11 @@ import { type Fixtures, type FixtureResult, hostOf, intParam, ResultBook, slugif
  * real one: web, images, news, videos and suggest. Checks the
  * X-Subscription-Token header (a wrong token gives Brave's 422
  * SUBSCRIPTION_TOKEN_INVALID, the token "limited" a 429 RATE_LIMITED with
- * Brave's rate-limit headers) and the web paging parameters (count 1-20,
- * offset 0-9, else a 422 VALIDATION error), like the real API.
+ * Brave's rate-limit headers) and the paging parameters (web count 1-20,
+ * news/videos count 1-50, offset 0-9, images count 1-200 and safesearch
+ * off|strict, else a 422 VALIDATION error), like the real API. Images, news
+ * and videos can also be pinned as raw Brave result objects
+ * (`setMediaResults`), served as given.
  */
 
 export interface BraveFakeOptions {
@@ -19,6 +22,8 @@ export interface BraveFakeOptions {
   suggestKey?: string;
   fixtures?: Fixtures;
 }
+
+export type MediaEndpoint = 'images' | 'news' | 'videos';
 
 export type BraveFailure = 'invalid_key' | 'rate_limited' | 'quota' | 'validation';
 
@@ -35,6 +40,8 @@ export interface BraveFake extends FakeServer {
   setSuggestions(q: string, list: string[]): void;
   /** Every request fails with this Brave error until called with null. */
   failWith(failure: BraveFailure | null): void;
+  /** Pins the raw result objects of images, news or videos for `q` (all pages). */
+  setMediaResults(endpoint: MediaEndpoint, q: string, results: Record<string, unknown>[]): void;
   /** Requests received on one endpoint (`web`, `images`, `news`, `videos`, `suggest`). */
   requestsTo(endpoint: 'web' | 'images' | 'news' | 'videos' | 'suggest'): FakeRequest[];
 }
@@ -146,6 +153,23 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
   const altered = new Map<string, string | null>();
   const suggestions = new Map<string, string[]>();
   let forced: BraveFailure | null = null;
+  const media = new Map<string, Record<string, unknown>[]>();
+  const pinnedMedia = (endpoint: MediaEndpoint, q: string) => media.get(`${endpoint} ${q}`);
+
+  function rangeError(param: string): FakeReply {
+    return braveError(422, 'VALIDATION', 'Unable to validate request parameter(s)', {
+      errors: [{ type: 'value_error', loc: ['query', param], msg: 'out of range' }],
+    });
+  }
+
+  /** count (1..max) and offset (0..9) of news and videos, or the 422 Brave answers. */
+  function paging(req: FakeRequest, max: number): { count: number; offset: number } | FakeReply {
+    const count = intParam(req.query.get('count'), 20);
+    const offset = intParam(req.query.get('offset'), 0);
+    if (count < 1 || count > max) return rangeError('count');
+    if (offset < 0 || offset > 9) return rangeError('offset');
+    return { count, offset };
+  }
 
   function check(req: FakeRequest, expected: string): FakeReply | null {
     if (forced) return failureReply(forced);
@@ -206,7 +230,20 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
     const error = check(req, key);
     if (error) return error;
     const q = req.query.get('q')!;
-    const count = Math.min(200, intParam(req.query.get('count'), 50));
+    const count = intParam(req.query.get('count'), 50);
+    if (count < 1 || count > 200) return rangeError('count');
+    const safesearch = req.query.get('safesearch');
+    if (safesearch !== null && safesearch !== 'off' && safesearch !== 'strict') return rangeError('safesearch');
+    const raw = pinnedMedia('images', q);
+    if (raw)
+      return {
+        body: {
+          type: 'images',
+          query: queryBlock(q),
+          results: raw.slice(0, count),
+          extra: { might_be_offensive: false },
+        },
+      };
     const results = book.slice(q, 0, count).map((r) => {
       const host = hostOf(r.url);
       return {
@@ -233,8 +270,12 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
     const error = check(req, key);
     if (error) return error;
     const q = req.query.get('q')!;
-    const count = intParam(req.query.get('count'), 20);
-    const offset = intParam(req.query.get('offset'), 0);
+    const paged = paging(req, 50);
+    if ('body' in paged) return paged;
+    const { count, offset } = paged;
+    const raw = pinnedMedia('news', q);
+    if (raw)
+      return { body: { type: 'news', query: queryBlock(q), results: raw.slice(offset * count, (offset + 1) * count) } };
     const results = book.slice(q, offset * count, count).map((r) => ({
       type: 'news_result',
       title: r.title ?? '',
@@ -254,8 +295,14 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
     const error = check(req, key);
     if (error) return error;
     const q = req.query.get('q')!;
-    const count = intParam(req.query.get('count'), 20);
-    const offset = intParam(req.query.get('offset'), 0);
+    const paged = paging(req, 50);
+    if ('body' in paged) return paged;
+    const { count, offset } = paged;
+    const raw = pinnedMedia('videos', q);
+    if (raw) {
+      const results = raw.slice(offset * count, (offset + 1) * count);
+      return { body: { type: 'videos', query: queryBlock(q), results, extra: { might_be_offensive: false } } };
+    }
     const results = book.slice(q, offset * count, count).map((r, i) => ({
       type: 'video_result',
       title: r.title ?? '',
@@ -319,6 +366,9 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
     },
     setSuggestions: (q: string, list: string[]) => {
       suggestions.set(q, list);
+    },
+    setMediaResults: (endpoint: MediaEndpoint, q: string, results: Record<string, unknown>[]) => {
+      media.set(`${endpoint} ${q}`, results);
     },
     failWith: (failure: BraveFailure | null) => {
       forced = failure;

@@ -7,8 +7,12 @@ import type { Fixtures } from './web-results.js';
 export type { BraveFake } from './brave.js';
 export type { FaultMode, FakeRequest, FakeServer } from './fake-server.js';
 export type { MarginaliaFake } from './marginalia.js';
+export { type MediaFakes, startMediaFakes } from './media.js';
 export type { MojeekFake } from './mojeek.js';
+export type { PixabayFake } from './pixabay.js';
+export type { SepiaFake } from './sepia.js';
 export type { StaanFake } from './staan.js';
+export type { WorldNewsFake } from './worldnews.js';
 export { defaultResults, type FixtureResult, type Fixtures, slugify } from './web-results.js';
 
 /*

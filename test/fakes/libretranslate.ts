@@ -22,6 +22,8 @@ export interface LibreTranslateFake extends FakeServer {
   requiredKey: string;
   /** Served by /languages (an empty list makes the probe fail). */
   languages: typeof LANGUAGES;
+  /** Report detectedLanguage even when a source language was given (default false: only for "auto"). */
+  alwaysDetect: boolean;
 }
 
 function fields(body: string, contentType: string | string[] | undefined): Record<string, unknown> {
@@ -36,7 +38,7 @@ function fields(body: string, contentType: string | string[] | undefined): Recor
 }
 
 export async function startLibreTranslateFake(options: FakeServerOptions = {}): Promise<LibreTranslateFake> {
-  const state = { requiredKey: '', languages: LANGUAGES };
+  const state = { requiredKey: '', languages: LANGUAGES, alwaysDetect: false };
   const server = await startFakeServer(
     {
       'GET /languages': () => ({ body: state.languages }),
@@ -55,7 +57,7 @@ export async function startLibreTranslateFake(options: FakeServerOptions = {}): 
         const translatedText = DICTIONARY[q.toLowerCase()]?.[target] ?? `[${target}] ${q}`;
         return {
           body:
-            source === 'auto'
+            source === 'auto' || state.alwaysDetect
               ? {
                   translatedText,
                   detectedLanguage: { confidence: 90.0, language: q.toLowerCase() === 'bonjour' ? 'fr' : 'en' },
@@ -82,6 +84,13 @@ export async function startLibreTranslateFake(options: FakeServerOptions = {}): 
     get: () => state.languages,
     set: (v: LibreTranslateFake['languages']) => {
       state.languages = v;
+    },
+    enumerable: true,
+  });
+  Object.defineProperty(server, 'alwaysDetect', {
+    get: () => state.alwaysDetect,
+    set: (v: boolean) => {
+      state.alwaysDetect = v;
     },
     enumerable: true,
   });

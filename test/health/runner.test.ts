@@ -22,11 +22,13 @@ describe('app.upstream.call', () => {
       ])
     ).rows[0];
 
+  // Uncached: each test sees the upstream's answer of the moment (the cache has its own tests in gather.test.ts).
   const call = (path = '/res/v1/web/search?q=x', parse = (b: unknown) => b) =>
     t.app.upstream.call({
       provider: 'provider_01',
       request: { url: `${fake.url}${path}`, headers: { 'X-Subscription-Token': 'brave-secret-token' } },
       parse,
+      cacheTtlMs: 0,
     });
 
   async function failsWith(promise: Promise<unknown>): Promise<UpstreamError> {

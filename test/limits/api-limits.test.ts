@@ -164,7 +164,9 @@ describe('rate limits over HTTP', () => {
 
 describe('monthly usage', () => {
   it('counts suggest 1, web one per engine in scope, and nothing for root, key/, 4xx or throttled requests', async () => {
-    await withApp({ API_THROTTLE_BURST: '10/min' }, async ({ app }) => {
+    const brave = await startBraveFake();
+    const engine = { BRAVE_API_KEY: brave.key, BRAVE_BASE_URL: brave.baseUrl };
+    await withApp({ API_THROTTLE_BURST: '10/min', ...engine }, async ({ app }) => {
       const { userId, auth } = await newKey();
       const get = (url: string) => app.inject({ url, headers: auth });
       expect((await get('/api/v1/suggest/?q=hello')).statusCode).toBe(200); // +1
@@ -181,7 +183,7 @@ describe('monthly usage', () => {
       expect((await get('/api/v1/suggest/?q=hello')).statusCode).toBe(429); // throttled: 0
       await app.lifecycle.flush();
       expect(await monthlySearches(db.pool, userId)).toBe(8);
-    });
+    }).finally(() => brave.close());
   });
 
   it('writes the counts off the response path, within about a second', async () => {

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRate, type Rate } from '../../src/config/rate.js';
 import { createPool } from '../../src/db/pool.js';
-import { admitRequest, pruneIdleRateLimits } from '../../src/limits/rate-limiter.js';
+import { admitBatch, admitRequest, pruneIdleRateLimits } from '../../src/limits/rate-limiter.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 function rate(text: string): Rate {
@@ -17,12 +17,14 @@ let db: TestDatabase;
 let nextKey = 1000;
 const freshKey = () => nextKey++;
 
-/** Moves every timestamp of a key's logs `seconds` into the past, as if that much time had gone by. */
+/** Moves every bucket of a key's windows `seconds` into the past, as if that much time had gone by. */
 async function age(pool: pg.Pool, keyId: number, seconds: number, only?: 'burst' | 'sustained') {
-  const shift = (column: string) =>
-    !only || only === column
-      ? `${column} = ARRAY(SELECT t - make_interval(secs => $2) FROM unnest(${column}) AS t)`
-      : `${column} = ${column}`;
+  const shift = (window: 'burst' | 'sustained') => {
+    const w = window[0];
+    return !only || only === window
+      ? `${w}_last = ARRAY(SELECT t - $2 FROM unnest(${w}_last) AS t), ${w}_head = ${w}_head - $2, ${w}_cur_last = ${w}_cur_last - $2`
+      : `${w}_last = ${w}_last`;
+  };
   await pool.query(`UPDATE rate_limits SET ${shift('burst')}, ${shift('sustained')} WHERE key_id = $1`, [
     keyId,
     seconds,
@@ -40,7 +42,7 @@ beforeAll(async () => {
 });
 afterAll(async () => db.drop());
 
-describe('rate limiter (sliding logs in Postgres)', () => {
+describe('rate limiter (bucketed sliding windows in Postgres)', () => {
   it('admits exactly `limit` requests in a window, then refuses with the wait until the oldest leaves', async () => {
     const key = freshKey();
     const l = limits('3/min', '100/day');
@@ -103,20 +105,62 @@ describe('rate limiter (sliding logs in Postgres)', () => {
     expect(later.map((d) => d.admitted)).toEqual([true, true]);
     expect(later[1]!.sustained.remaining).toBe(1);
     const { rows } = await db.pool.query(
-      'SELECT cardinality(burst) AS b, cardinality(sustained) AS s FROM rate_limits WHERE key_id = $1',
+      'SELECT b_total AS b, s_total AS s FROM rate_limits WHERE key_id = $1',
       [key],
     );
     expect(rows[0]).toEqual({ b: 2, s: 4 });
   });
 
-  it('drops expired timestamps from the stored logs when it admits', async () => {
+  it('drops expired buckets from the stored windows when it admits', async () => {
     const key = freshKey();
     const l = limits('5/s', '1000/day');
     await admitMany(db.pool, key, l, 5);
     await age(db.pool, key, 2, 'burst');
     await admitRequest(db.pool, key, l);
-    const { rows } = await db.pool.query('SELECT cardinality(burst) AS b FROM rate_limits WHERE key_id = $1', [key]);
-    expect(rows[0].b).toBe(1);
+    const { rows } = await db.pool.query(
+      'SELECT cardinality(b_last) + (b_cur_n > 0)::int AS buckets, b_total AS total FROM rate_limits WHERE key_id = $1',
+      [key],
+    );
+    expect(rows[0]).toEqual({ buckets: 1, total: 1 });
+  });
+
+  it('decides a batch in order: the first ones both windows have room for are admitted, the rest refused', async () => {
+    const key = freshKey();
+    const l = limits('3/min', '100/day');
+    const decisions = await admitBatch(db.pool, key, l, 5);
+    expect(decisions.map((d) => d.admitted)).toEqual([true, true, true, false, false]);
+    expect(decisions.map((d) => d.burst.remaining)).toEqual([2, 1, 0, 0, 0]);
+    expect(decisions.map((d) => d.sustained.remaining)).toEqual([99, 98, 97, 97, 97]);
+    expect(decisions[4]!.burst.exceeded).toBe(true);
+    expect(decisions[4]!.burst.resetSeconds).toBeGreaterThan(55);
+    expect(decisions[4]!.burst.resetSeconds).toBeLessThanOrEqual(60);
+  });
+
+  it('keeps its stored windows small whatever the limit: 3000 admissions of a 100000/day key fill one bucket per step', async () => {
+    const key = freshKey();
+    const l = limits('100000/min', '100000/day');
+    for (let i = 0; i < 30; i++) await admitBatch(db.pool, key, l, 100);
+    const { rows } = await db.pool.query(
+      `SELECT s_total AS total, cardinality(s_last) + 1 AS buckets, cardinality(b_last) + 1 AS burst_buckets
+         FROM rate_limits WHERE key_id = $1`,
+      [key],
+    );
+    expect(rows[0].total).toBe(3000);
+    // 60-second steps for a day, 1-second steps for a minute: a few buckets, not 3000 entries.
+    expect(rows[0].buckets).toBeLessThanOrEqual(2);
+    expect(rows[0].burst_buckets).toBeLessThanOrEqual(10);
+  });
+
+  it('never lets more than the limit into any window: a bucket leaves with its latest admission', async () => {
+    const key = freshKey();
+    const l = limits('2/min', '100/day');
+    await admitRequest(db.pool, key, l); // at T
+    await age(db.pool, key, 30);
+    await admitRequest(db.pool, key, l); // at T+30, a new bucket
+    await age(db.pool, key, 31); // first admission is 61 s old: gone; second 31 s old: still in
+    const third = await admitRequest(db.pool, key, l);
+    expect(third.admitted).toBe(true);
+    expect((await admitRequest(db.pool, key, l)).admitted).toBe(false);
   });
 
   it('admits exactly the limit among 200 concurrent requests on one key, including its first row', async () => {
@@ -127,12 +171,14 @@ describe('rate limiter (sliding logs in Postgres)', () => {
       const decisions = await Promise.all(Array.from({ length: 200 }, () => admitRequest(pool, key, l)));
       expect(decisions.filter((d) => d.admitted)).toHaveLength(37);
       const { rows } = await pool.query(
-        `SELECT cardinality(burst) AS b, burst = ARRAY(SELECT t FROM unnest(burst) AS t ORDER BY t) AS sorted
+        `SELECT b_total AS b, coalesce((SELECT sum(n)::int FROM unnest(b_n) AS n), 0) + b_cur_n AS summed,
+                b_last = ARRAY(SELECT t FROM unnest(b_last) AS t ORDER BY t)
+                  AND coalesce(b_cur_last >= b_last[cardinality(b_last)], true) AS sorted
            FROM rate_limits WHERE key_id = $1`,
         [key],
       );
-      // The binary search over each log relies on ascending order, which concurrent admissions keep.
-      expect(rows[0]).toEqual({ b: 37, sorted: true });
+      // Buckets stay oldest-first under concurrent admissions, and the cached total matches them.
+      expect(rows[0]).toEqual({ b: 37, summed: 37, sorted: true });
     } finally {
       await pool.end();
     }
@@ -186,28 +232,6 @@ describe('rate limiter (sliding logs in Postgres)', () => {
     expect(await pruneIdleRateLimits(db.pool, l)).toBeGreaterThanOrEqual(1);
     const { rows } = await db.pool.query('SELECT key_id FROM rate_limits WHERE key_id = ANY($1)', [[idle, active]]);
     expect(rows.map((r) => Number(r.key_id))).toEqual([active]);
-  });
-});
-
-describe('rate_limit_expired (binary search over an ascending log)', () => {
-  it('counts the leading entries at or before the cutoff', async () => {
-    const expired = async (stamps: string[], cutoff: string) =>
-      (
-        await db.pool.query<{ n: number }>('SELECT rate_limit_expired($1::timestamptz[], $2::timestamptz) AS n', [
-          stamps,
-          cutoff,
-        ])
-      ).rows[0]!.n;
-    const log = ['2031-01-01T00:00:01Z', '2031-01-01T00:00:02Z', '2031-01-01T00:00:02Z', '2031-01-01T00:00:05Z'];
-    expect(await expired([], '2031-01-01T00:00:00Z')).toBe(0);
-    expect(await expired(log, '2031-01-01T00:00:00Z')).toBe(0);
-    expect(await expired(log, '2031-01-01T00:00:01Z')).toBe(1);
-    expect(await expired(log, '2031-01-01T00:00:02Z')).toBe(3);
-    expect(await expired(log, '2031-01-01T00:00:04.999Z')).toBe(3);
-    expect(await expired(log, '2031-01-01T00:00:05Z')).toBe(4);
-    expect(await expired(log, '2031-01-02T00:00:00Z')).toBe(4);
-    const long = Array.from({ length: 5000 }, (_, i) => new Date(Date.UTC(2031, 0, 1) + i * 1000).toISOString());
-    expect(await expired(long, new Date(Date.UTC(2031, 0, 1) + 3210.5 * 1000).toISOString())).toBe(3211);
   });
 });
 

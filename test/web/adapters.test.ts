@@ -5,7 +5,7 @@ import { braveWebCall, parseBraveWeb } from '../../src/providers/brave/web.js';
 import { marginaliaCall, parseMarginalia } from '../../src/providers/marginalia/web.js';
 import { mojeekCall, parseMojeek } from '../../src/providers/mojeek/web.js';
 import { parseStaan, staanAccepts, staanCall } from '../../src/providers/staan/web.js';
-import type { WebQuery } from '../../src/search/params.js';
+import type { WebQuery } from '../../src/contracts/search.js';
 
 const config = parseConfig({
   BRAVE_API_KEY: 'bk',
@@ -89,7 +89,7 @@ describe('Brave web adapter', () => {
 
 describe('Brave suggest adapter', () => {
   it('uses the suggest key and keeps at most 7 non-empty strings', () => {
-    const call = braveSuggestCall('albert', config);
+    const call = braveSuggestCall('albert', config)!;
     expect(params(call.request.url)).toEqual({ q: 'albert' });
     expect(call.request.headers?.['X-Subscription-Token']).toBe('sk');
     const results = ['a', '', null, 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((query) => ({ query }));

@@ -1,9 +1,5 @@
-import { HealthRecorder } from '../../providers/health-recorder.js';
-import { createHttpClient } from '../../providers/http.js';
-import { configSecrets } from '../../providers/plugin.js';
 import { runProbes } from '../../providers/probes.js';
-import { createProviderDirectory } from '../../providers/registry.js';
-import { createRunner } from '../../providers/runner.js';
+import { createProviderServices } from '../../providers/services.js';
 import type { Command } from '../command.js';
 
 /** `sift check-provider-health`: probes the probe-monitored providers once and records the outcomes. */
@@ -13,22 +9,19 @@ export const checkProviderHealthCommand: Command = {
   usage: '',
   async run(ctx) {
     const { config } = ctx;
-    const providers = createProviderDirectory(config);
     const pool = await ctx.db();
-    const secrets = configSecrets(config);
-    const http = createHttpClient({ userAgent: config.SIFT_USER_AGENT, secrets });
     // Every outcome is written: the throttle is for the request path, not a one-off run.
-    const recorder = new HealthRecorder(pool, { throttleMs: 0, historyFlushMs: 0 });
+    const services = createProviderServices(config, pool, { recorder: { throttleMs: 0, historyFlushMs: 0 } });
+    let results: Awaited<ReturnType<typeof runProbes>>;
     try {
-      const results = await runProbes(config, providers, createRunner({ http, recorder, providers, secrets }));
-      await recorder.close();
-      if (results.length === 0) {
-        ctx.out('No providers to probe (none configured).');
-        return;
-      }
-      for (const r of results) ctx.out(`${r.slug}: ${r.ok ? 'up' : 'down'}`);
+      results = await runProbes(config, services.providers, services.runner);
     } finally {
-      await http.close();
+      await services.close();
     }
+    if (results.length === 0) {
+      ctx.out('No providers to probe (none configured).');
+      return;
+    }
+    for (const r of results) ctx.out(`${r.slug}: ${r.ok ? 'up' : 'down'}`);
   },
 };

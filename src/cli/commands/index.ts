@@ -9,11 +9,13 @@ import {
 } from './users.js';
 import { checkProviderHealthCommand } from './check-provider-health.js';
 import { migrateCommand } from './migrate.js';
+import { providersCommand } from './providers.js';
 
 /** Every CLI command, in the order `--help` lists them. */
 export const commands: Command[] = [
   migrateCommand,
   checkProviderHealthCommand,
+  providersCommand,
   createUserCommand,
   setPasswordCommand,
   disableUserCommand,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import { body, list, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
-import { braveHeaders } from './common.js';
+import { braveAcceptsQuery, braveHeaders } from './common.js';
 
 /*
  * Brave Suggest (health recorded under provider_01): GET {BRAVE_BASE_URL}/suggest/search?q=
@@ -26,7 +26,9 @@ export function parseBraveSuggest(json: unknown): string[] {
   return out;
 }
 
-export function braveSuggestCall(q: string, config: BraveSuggestConfig): ProviderCall<string[]> {
+/** null without BRAVE_SUGGEST_API_KEY (nothing to ask with). */
+export function braveSuggestCall(q: string, config: BraveSuggestConfig): ProviderCall<string[]> | null {
+  if (!config.BRAVE_SUGGEST_API_KEY || !braveAcceptsQuery(q)) return null;
   return {
     provider: 'provider_01',
     request: {

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
-import type { EngineResult, EngineSlice } from '../../search/merge.js';
-import type { WebQuery } from '../../search/params.js';
+import type { EngineResult, EngineSlice, WebQuery } from '../../contracts/search.js';
 import { netloc } from '../netloc.js';
 import { body, list, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';

@@ -1,10 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { registerApiKeyAuthentication } from '../../auth/api-key-auth.js';
 import { registerApiLimits } from '../../limits/api-limits.js';
+import { instantRoute } from './instant.js';
+import { cardsRoute } from './cards.js';
 import { apiKeyRoute } from './key.js';
+import { mediaRoutes } from './media.js';
 import { apiRootRoute } from './root.js';
+import { apiSchemaRoute } from './schema.js';
+import { mapsRoute } from './maps.js';
 import { apiStatusRoute } from './status.js';
 import { suggestRoute } from './suggest.js';
+import { translateRoute } from './translate.js';
 import { webRoute } from './web.js';
 
 const API_METHODS = ['GET', 'HEAD', 'POST'] as const;
@@ -19,12 +25,19 @@ export async function apiRoutes(app: FastifyInstance): Promise<void> {
   registerApiKeyAuthentication(app);
   // 2. rate limits and monthly quota (src/limits) — onRequest hook, after authentication
   registerApiLimits(app);
-  // 3. endpoints
+  // 3. endpoints, each recording its operation for the OpenAPI document (openapi.ts)
+  app.decorate('apiOperations', []);
   await app.register(apiRootRoute);
   await app.register(apiKeyRoute);
   await app.register(apiStatusRoute);
   await app.register(webRoute);
   await app.register(suggestRoute);
+  await app.register(instantRoute);
+  await app.register(mediaRoutes);
+  await app.register(mapsRoute);
+  await app.register(translateRoute);
+  await app.register(cardsRoute);
+  await app.register(apiSchemaRoute);
 
   // A known path with another method is 405 (after authentication and limits, like any API answer).
   app.setNotFoundHandler((request, reply) => {

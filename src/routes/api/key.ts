@@ -1,8 +1,38 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { INVALID_KEY, UNAVAILABLE } from '../../auth/api-key-auth.js';
 import { type ApiKeyRecord, findApiKeyById } from '../../auth/api-keys.js';
-import { describeApiKey } from '../../auth/key-info.js';
+import { describeApiKey, type KeyInfo } from '../../auth/key-info.js';
 import { keyUsageAndLimits } from '../../limits/api-limits.js';
+import type { Check, Same } from '../../search/response-schemas.js';
+import { describeRoute } from './openapi.js';
+
+const keyLimitSchema = z.object({
+  limit: z.number().int(),
+  window_seconds: z.number().int(),
+  remaining: z.number().int().meta({ description: 'What remains after this request.' }),
+});
+
+/** The body of GET /api/v1/key/. */
+export const keyResponseSchema = z.object({
+  name: z.string(),
+  prefix: z.string().meta({ description: 'The public part of the key: `svc_sk_xxxxxxxx`.' }),
+  created_at: z.string().meta({ description: 'ISO 8601 UTC.' }),
+  last_used_at: z.string().nullable().meta({ description: 'ISO 8601 UTC, or null.' }),
+  revoked: z.boolean(),
+  usage: z.object({
+    month: z.string().meta({ description: '`YYYY-MM`, UTC.' }),
+    searches: z.number().int().meta({ description: "This month's searches of the key's user." }),
+    quota: z.number().int().nullable().meta({ description: 'The monthly quota, or null when unlimited.' }),
+    resets_at: z.string().meta({ description: 'When the count starts again: the next UTC month, ISO 8601.' }),
+  }),
+  limits: z.object({ burst: keyLimitSchema, sustained: keyLimitSchema }),
+});
+
+/** Compile-time: the schema describes exactly what the handler answers. */
+export type _KeyResponseCheck = Check<
+  Same<z.output<typeof keyResponseSchema>, KeyInfo & Awaited<ReturnType<typeof keyUsageAndLimits>>>
+>;
 
 /** `GET /api/v1/key/`: the key making the request (never its secret). */
 export async function apiKeyRoute(app: FastifyInstance): Promise<void> {
@@ -21,6 +51,16 @@ export async function apiKeyRoute(app: FastifyInstance): Promise<void> {
     if (!record) return reply.code(401).header('WWW-Authenticate', 'Api-Key').send({ detail: INVALID_KEY });
     return { ...describeApiKey(record), ...usageAndLimits };
   };
+  describeRoute(app, {
+    path: '/key/',
+    methods: ['GET'],
+    doc: {
+      operationId: 'key',
+      summary: 'The key making the request',
+      description: "The key (never its secret), this month's usage and the rate limits. Not counted as a search.",
+      response: keyResponseSchema,
+    },
+  });
   app.get('/key/', handler);
   app.get('/key', handler);
 }

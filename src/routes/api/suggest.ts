@@ -1,23 +1,22 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { admitted, runAhead } from '../../limits/api-limits.js';
-import { countSearches } from '../../limits/count.js';
-import { parseQuery, suggestQuerySchema } from '../../search/params.js';
+import type { FastifyInstance } from 'fastify';
+import { suggestQuerySchema } from '../../search/params.js';
 import { suggest } from '../../search/suggest.js';
+import { suggestResponseSchema } from '../../search/response-schemas.js';
+import { registerSearchRoute } from './search-route.js';
 
 /** `GET /api/v1/suggest/`: autocomplete suggestions (spec 2.8). Counts as one search. */
 export async function suggestRoute(app: FastifyInstance): Promise<void> {
-  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-    const parsed = parseQuery(suggestQuerySchema, request.query);
-    if (!parsed.ok) return (await admitted(request, reply)) ? reply.code(400).send(parsed.errors) : reply;
-    const ran = await runAhead(request, reply, () =>
-      suggest({ config: app.config, upstream: app.upstream, cache: app.searchCache }, parsed.value.q),
-    );
-    if (!ran) return reply;
-    countSearches(request, 1);
-    return ran.value;
-  };
-  // The upstream is asked while the rate limits are checked (limits/run-ahead.ts).
-  const options = { config: { runsAhead: true } };
-  app.get('/suggest/', options, handler);
-  app.get('/suggest', options, handler);
+  registerSearchRoute(app, {
+    path: '/suggest/',
+    schema: suggestQuerySchema,
+    units: () => 1,
+    handle: async (params) => ({ status: 200, body: await suggest(app, params.q) }),
+    doc: {
+      operationId: 'suggest',
+      summary: 'Autocomplete suggestions',
+      description:
+        'Suggestions for a partial query (none when the suggestion provider is unset or fails). Counts one search.',
+      response: suggestResponseSchema,
+    },
+  });
 }

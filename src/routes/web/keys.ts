@@ -9,7 +9,7 @@ import {
   revokeApiKey,
 } from '../../auth/api-keys.js';
 import { pageContext, requireUser } from '../../auth/guard.js';
-import { MAX_KEY_NAME_LENGTH, normaliseKeyName } from '../../auth/key-format.js';
+import { MAX_KEY_NAME_LENGTH, keyNameProblem, normaliseKeyName } from '../../auth/key-format.js';
 import { monthlySearches } from '../../limits/usage.js';
 import { sendPage } from '../../views.js';
 
@@ -20,6 +20,9 @@ import { sendPage } from '../../views.js';
  */
 
 export const MAX_ACTIVE_KEYS = 20;
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g;
 
 interface KeyRow {
   id: number;
@@ -86,11 +89,13 @@ export async function keysRoutes(app: FastifyInstance): Promise<void> {
     const user = request.user!;
     const raw = (request.body as { name?: unknown } | undefined)?.name;
     const name = typeof raw === 'string' ? raw.trim() : '';
-    if (name.length > MAX_KEY_NAME_LENGTH) {
+    const problem = keyNameProblem(name);
+    if (problem) {
       return renderKeys(app, request, reply, {
         status: 400,
-        error: `A key name is at most ${MAX_KEY_NAME_LENGTH} characters long.`,
-        name: name.slice(0, MAX_KEY_NAME_LENGTH),
+        error: problem,
+        // shown back in the form without what made it unacceptable
+        name: name.replace(CONTROL_CHARACTERS, '').slice(0, MAX_KEY_NAME_LENGTH),
       });
     }
     if ((await countActiveKeys(app.pool, user.id)) >= MAX_ACTIVE_KEYS) {

@@ -23,6 +23,18 @@ function text(value: unknown, max: number): string {
   return typeof value === 'string' ? value.slice(0, max) : '';
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: replacing control characters is the point
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g;
+
+/**
+ * The username as looked up, counted by the throttle and shown back: no
+ * username has a control character (and Postgres text cannot hold NUL), so
+ * each becomes U+FFFD and the name matches no account.
+ */
+function usernameOf(value: unknown): string {
+  return text(value, 200).trim().replace(CONTROL_CHARACTERS, '\ufffd');
+}
+
 function renderLogin(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -62,7 +74,7 @@ function nextOf(request: FastifyRequest): unknown {
 
 async function signIn(app: FastifyInstance, throttle: LoginThrottle, request: FastifyRequest, reply: FastifyReply) {
   const body = (request.body ?? {}) as LoginBody;
-  const username = text(body.username, 200).trim();
+  const username = usernameOf(body.username);
   const password = text(body.password, 4096);
   const next = localPath(body.next) ?? localPath((request.query as { next?: unknown }).next);
 

@@ -4,11 +4,11 @@ import { LRUCache } from 'lru-cache';
  * The in-process response cache of upstream result slices (DESIGN.md
  * section 7: per-instance, only for data where staleness is harmless).
  *
- * - Keyed by everything that changes the upstream request: callers use the
- *   provider slug plus the exact request URL (query, page, safe, language,
- *   date as mapped for that upstream, the base URL and the credential), so
- *   two requests share an entry exactly when the upstream would be asked the
- *   same thing.
+ * - Keyed by everything that changes the upstream request: the runner uses
+ *   the provider slug, method, exact request URL and body (query, page,
+ *   safe, language, date as mapped for that upstream, the base URL), with
+ *   configured secrets masked out, so two requests share an entry exactly
+ *   when the upstream would be asked the same thing and no key holds a secret.
  * - Bounded in memory (SEARCH_CACHE_MAX_MB, by an estimate of each value's
  *   size), least recently used entries evicted first, a TTL per entry (the
  *   upstream's terms: Brave 60 s, the others 1 h).
@@ -25,6 +25,8 @@ export interface SearchCache {
   getOrFetch<T>(key: string, ttlMs: number, size: (value: T) => number, fetch: () => Promise<T>): Promise<T>;
   /** Whether `key` holds a live value (tests, diagnostics). */
   has(key: string): boolean;
+  /** Forgets `key` (a login token the upstream refused). */
+  delete(key: string): void;
   clear(): void;
   readonly size: number;
 }
@@ -69,6 +71,9 @@ export function createSearchCache(maxMegabytes: number): SearchCache {
     has(key) {
       return lru.has(key);
     },
+    delete(key) {
+      lru.delete(key);
+    },
     clear() {
       lru.clear();
     },
@@ -81,6 +86,19 @@ export function createSearchCache(maxMegabytes: number): SearchCache {
 /** Rough memory footprint of a string in bytes (UTF-16 in V8, plus header). */
 export function stringBytes(s: string): number {
   return s.length * 2 + 16;
+}
+
+/** Rough memory footprint of a parsed JSON-like value in bytes (the default size of cached values). */
+export function estimateBytes(value: unknown, depth = 0): number {
+  if (typeof value === 'string') return stringBytes(value);
+  if (value === null || typeof value !== 'object' || depth > 32) return 16;
+  let n = 32;
+  if (Array.isArray(value)) {
+    for (const v of value) n += 8 + estimateBytes(v, depth + 1);
+    return n;
+  }
+  for (const k in value) n += 24 + k.length + estimateBytes((value as Record<string, unknown>)[k], depth + 1);
+  return n;
 }
 
 declare module 'fastify' {

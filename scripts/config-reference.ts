@@ -1,0 +1,258 @@
+/*
+ * `npm run config-reference`: writes docs/configuration.md, the configuration
+ * reference, from the two places that define the configuration:
+ *
+ * - src/config/schema.ts (`envSchema`): the variables and their defaults;
+ * - .env.example: the sections (`# --- Title ---`) and each variable's
+ *   description (the comment lines right above its `NAME=default` line).
+ *
+ *   npm run config-reference               # (re)write docs/configuration.md
+ *   npm run config-reference -- --check    # exit 1 when anything disagrees (CI)
+ *
+ * `--check` writes nothing; it fails when a variable is in the schema but not
+ * in .env.example or the other way round, when a default in .env.example is
+ * not the schema's (a variable without a schema default must be empty there),
+ * when a variable has no description, or when docs/configuration.md is not
+ * what this script generates. `--env-example <file>` and `--out <file>` read
+ * and write other files (the tests use them on doctored copies).
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { z } from 'zod';
+import { envSchema } from '../src/config/schema.js';
+
+export interface ExampleVariable {
+  name: string;
+  /** The value after `=` in .env.example (empty = unset). */
+  value: string;
+  description: string;
+  /** 1-based line of `NAME=` in .env.example. */
+  line: number;
+}
+
+export interface ExampleSection {
+  title: string;
+  variables: ExampleVariable[];
+}
+
+export interface EnvExample {
+  /** Comment lines before the first section, without their `# `. */
+  preamble: string[];
+  sections: ExampleSection[];
+}
+
+const SECTION = /^#\s*---\s*(.+?)\s*---\s*$/;
+const VARIABLE = /^([A-Z][A-Z0-9_]*)=(.*)$/;
+
+/** The sections and variables of an .env.example text. */
+export function parseEnvExample(text: string): EnvExample {
+  const preamble: string[] = [];
+  const sections: ExampleSection[] = [];
+  let comments: string[] = [];
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.trimEnd();
+    const section = SECTION.exec(line);
+    if (section) {
+      sections.push({ title: section[1]!, variables: [] });
+      comments = [];
+      return;
+    }
+    if (line.startsWith('#')) {
+      const comment = line.replace(/^#\s?/, '');
+      if (sections.length === 0) preamble.push(comment);
+      else comments.push(comment);
+      return;
+    }
+    const variable = VARIABLE.exec(line);
+    if (variable) {
+      if (sections.length === 0) sections.push({ title: 'Settings', variables: [] });
+      sections.at(-1)!.variables.push({
+        name: variable[1]!,
+        value: variable[2]!.trim(),
+        description: comments.join(' ').trim(),
+        line: i + 1,
+      });
+    }
+    comments = [];
+  });
+  return { preamble, sections };
+}
+
+type AnyDef = {
+  type: string;
+  in?: z.ZodType;
+  out?: z.ZodType;
+  innerType?: z.ZodType;
+  defaultValue?: unknown;
+};
+
+/** The default a variable's schema applies when it is unset (as the string .env.example would hold), or undefined. */
+export function schemaDefault(schema: z.ZodType): string | undefined {
+  const def = (schema as unknown as { _zod: { def: AnyDef } })._zod.def;
+  switch (def.type) {
+    case 'default':
+    case 'prefault':
+      return String(typeof def.defaultValue === 'function' ? def.defaultValue() : def.defaultValue);
+    case 'pipe':
+      return schemaDefault(def.in!) ?? schemaDefault(def.out!);
+    case 'optional':
+    case 'nullable':
+    case 'readonly':
+    case 'catch':
+      return schemaDefault(def.innerType!);
+    default:
+      return undefined;
+  }
+}
+
+/** Every variable of the schema with its default (undefined = none: unset). */
+export function schemaDefaults(shape: Record<string, z.ZodType> = envSchema.shape): Map<string, string | undefined> {
+  return new Map(Object.entries(shape).map(([name, schema]) => [name, schemaDefault(schema)]));
+}
+
+/** A table cell: `|` escaped; outside code spans, `<` and `>` too (or `<provider>` would read as an HTML tag). */
+const cell = (text: string) =>
+  text
+    .split('`')
+    .map((part, i) => (i % 2 === 1 ? part : part.replace(/[<>]/g, (c) => `\\${c}`)))
+    .join('`')
+    .replace(/\|/g, '\\|');
+const code = (text: string) => (text.includes('`') ? `\`\` ${text} \`\`` : `\`${text}\``);
+
+/** `Title (a note)` → heading `Title` and the note as a sentence. */
+function splitTitle(title: string): { heading: string; note: string } {
+  const match = /^(.*?)\s+\((.+)\)$/.exec(title);
+  if (!match) return { heading: title, note: '' };
+  const note = match[2]!;
+  return { heading: match[1]!, note: `${note[0]!.toUpperCase()}${note.slice(1)}${/[.!?]$/.test(note) ? '' : '.'}` };
+}
+
+/** The text of docs/configuration.md. */
+export function renderReference(example: EnvExample, defaults: Map<string, string | undefined>): string {
+  const out: string[] = [
+    '# Configuration reference',
+    '',
+    '<!-- Generated by `npm run config-reference` from src/config/schema.ts and .env.example: edit those, then rerun it. -->',
+    '',
+    'Every variable Sift reads, by section, with its default and what it does. Generated from the',
+    'configuration schema (`src/config/schema.ts`: names and defaults) and [`.env.example`](../.env.example)',
+    '(sections and descriptions); `npm run config-reference -- --check` (run by CI) fails when the three disagree.',
+    '',
+  ];
+  if (example.preamble.length) out.push(...example.preamble.map((l) => `> ${l}`), '');
+  for (const section of example.sections) {
+    const { heading, note } = splitTitle(section.title);
+    out.push(`## ${heading}`, '');
+    if (note) out.push(note, '');
+    out.push('| Variable | Default | Description |', '|---|---|---|');
+    for (const v of section.variables) {
+      const fallback = defaults.get(v.name);
+      const shown = fallback === undefined || fallback === '' ? 'unset' : code(fallback);
+      out.push(`| \`${v.name}\` | ${cell(shown)} | ${cell(v.description)} |`);
+    }
+    out.push('');
+  }
+  return out.join('\n');
+}
+
+/** Every way the schema, .env.example and the committed reference disagree (empty = in step). */
+export function problems(
+  example: EnvExample,
+  defaults: Map<string, string | undefined>,
+  committed: string | null,
+  names: { envExample: string; reference: string } = { envExample: '.env.example', reference: 'docs/configuration.md' },
+): string[] {
+  const found: string[] = [];
+  const listed = new Map<string, ExampleVariable>();
+  for (const v of example.sections.flatMap((s) => s.variables)) {
+    if (listed.has(v.name))
+      found.push(`${v.name} is listed twice in ${names.envExample} (lines ${listed.get(v.name)!.line} and ${v.line})`);
+    else listed.set(v.name, v);
+  }
+  for (const name of defaults.keys()) {
+    if (!listed.has(name))
+      found.push(`${name} is in the config schema (src/config/schema.ts) but not in ${names.envExample}`);
+  }
+  for (const [name, v] of listed) {
+    if (!defaults.has(name)) {
+      found.push(
+        `${name} is in ${names.envExample} (line ${v.line}) but not in the config schema (src/config/schema.ts)`,
+      );
+      continue;
+    }
+    const fallback = defaults.get(name) ?? '';
+    if (v.value !== fallback) {
+      found.push(
+        `${name}: ${names.envExample} (line ${v.line}) says ${JSON.stringify(v.value)}, the schema's default is ${fallback === '' ? 'unset (leave it empty)' : JSON.stringify(fallback)}`,
+      );
+    }
+    if (!v.description) found.push(`${name} has no description (a comment line above it) in ${names.envExample}`);
+  }
+  const generated = renderReference(example, defaults);
+  if (committed === null) {
+    found.push(`${names.reference} is missing: run npm run config-reference`);
+  } else if (committed !== generated) {
+    const a = committed.split('\n');
+    const b = generated.split('\n');
+    let i = 0;
+    while (i < Math.max(a.length, b.length) && a[i] === b[i]) i++;
+    found.push(
+      `${names.reference} is out of date (first difference at line ${i + 1}: has ${JSON.stringify(a[i] ?? '<end of file>')}, ` +
+        `expected ${JSON.stringify(b[i] ?? '<end of file>')}): run npm run config-reference`,
+    );
+  }
+  return found;
+}
+
+function readOrNull(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+function main(): number {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+  const { values } = parseArgs({
+    options: {
+      check: { type: 'boolean', default: false },
+      'env-example': { type: 'string', default: path.join(root, '.env.example') },
+      out: { type: 'string', default: path.join(root, 'docs', 'configuration.md') },
+    },
+  });
+  const envFile = values['env-example'];
+  const outFile = values.out;
+  const names = { envExample: path.relative(process.cwd(), envFile), reference: path.relative(process.cwd(), outFile) };
+  const example = parseEnvExample(readFileSync(envFile, 'utf8'));
+  const defaults = schemaDefaults();
+  if (values.check) {
+    const found = problems(example, defaults, readOrNull(outFile), names);
+    if (found.length) {
+      process.stderr.write(
+        `config-reference: the config schema, ${names.envExample} and ${names.reference} disagree:\n${found.map((p) => `  - ${p}`).join('\n')}\n`,
+      );
+      return 1;
+    }
+    process.stdout.write(
+      `config-reference: ${defaults.size} variables; schema, ${names.envExample} and ${names.reference} agree\n`,
+    );
+    return 0;
+  }
+  // Writing still refuses a schema and .env.example out of step: the reference would be wrong.
+  const found = problems(example, defaults, renderReference(example, defaults), names);
+  if (found.length) {
+    process.stderr.write(`config-reference: fix these first:\n${found.map((p) => `  - ${p}`).join('\n')}\n`);
+    return 1;
+  }
+  mkdirSync(path.dirname(outFile), { recursive: true });
+  writeFileSync(outFile, renderReference(example, defaults));
+  process.stdout.write(`config-reference: wrote ${names.reference} (${defaults.size} variables)\n`);
+  return 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  process.exitCode = main();
+}

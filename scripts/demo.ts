@@ -1,0 +1,236 @@
+/*
+ * `npm run demo`: Sift with every provider configured against local fake
+ * upstreams (the fakes the tests use, test/fakes/), on an embedded database
+ * of its own (./data/demo), with a demo user and API key. Prints the key, the
+ * sign-in for /status and a ready curl for every endpoint. Nothing leaves the
+ * machine: every base URL points at 127.0.0.1. DEMO_MODE labels it: a "Demo
+ * data" banner on the pages, "(demo)" after every provider name.
+ *
+ *   npm run demo                                   # http://127.0.0.1:8000
+ *   npm run demo -- --port 8100 --host 0.0.0.0 --data-dir data/demo2
+ *
+ * Ctrl-C (or SIGTERM) stops the server, the embedded database and the fakes.
+ */
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { buildApp } from '../src/app.js';
+import { issueApiKey, listApiKeys, revokeApiKey } from '../src/auth/api-keys.js';
+import { createUser, findUserByName, setPassword } from '../src/auth/users.js';
+import { type Config, ConfigError, ENV_VARIABLES, parseConfig } from '../src/config/index.js';
+import { type Database, openDatabase } from '../src/db/index.js';
+import { migrate } from '../src/db/migrate.js';
+import { createLifecycle } from '../src/lifecycle.js';
+import { PROVIDERS, createProviderDirectory } from '../src/providers/registry.js';
+import { shutdown } from '../src/shutdown.js';
+import { startAllFakes } from '../test/fakes/all.js';
+
+/*
+ * The pieces are exported for scripts/api-reference.ts, which starts the same
+ * stack to record docs/api.md; main() runs only when this file is the script.
+ */
+
+export const DEMO_USER = 'demo';
+export const MONITOR_TOKEN = 'demo-monitor-token';
+
+const log = pino({ level: 'warn', base: { demo: true } }, pino.destination(2));
+
+/** Every fake upstream, started on 127.0.0.1 (test/fakes/all.ts), and the environment that points Sift at them. */
+export async function startFakes() {
+  const all = await startAllFakes();
+  const fakes = {
+    web: all.web,
+    pixabay: all.pixabay,
+    sepia: all.sepia,
+    worldnews: all.worldnews,
+    cards: all.cards,
+    meteo: all.openmeteo,
+    fx: all.frankfurter,
+    libre: all.libretranslate,
+  };
+  return { env: all.env, close: () => all.close(), fakes };
+}
+
+/** The demo's environment: every provider at its fake, its own embedded database, labelled as a demo. */
+export function demoEnvironment(
+  fakesEnv: Record<string, string>,
+  where: { port: string; host: string; dataDir: string },
+): Record<string, string> {
+  return {
+    ...fakesEnv,
+    PORT: where.port,
+    HOST: where.host,
+    DATA_DIR: path.resolve(where.dataDir),
+    // Never a DATABASE_URL from anywhere: the demo has its own embedded database.
+    DATABASE_URL: '',
+    LOG_LEVEL: 'warn',
+    DEMO_MODE: 'true',
+    STATUS_MONITOR_TOKEN: MONITOR_TOKEN,
+  };
+}
+
+/** Refuses to start unless every provider is configured and every upstream is local (the demo is offline). */
+export function checkEverythingLocal(config: Config): void {
+  const directory = createProviderDirectory(config);
+  const problems: string[] = [];
+  for (const p of PROVIDERS) {
+    if (!directory.isConfigured(p.slug)) problems.push(`${p.slug} (${p.name}) is not configured`);
+  }
+  for (const variable of ENV_VARIABLES) {
+    if (!variable.endsWith('_URL') || variable === 'DATABASE_URL') continue;
+    const value = String(config[variable]);
+    if (!value.startsWith('http://127.0.0.1:')) problems.push(`${variable} is not a local fake: ${value}`);
+  }
+  if (problems.length) throw new Error(`demo set-up is incomplete:\n  ${problems.join('\n  ')}`);
+}
+
+/** The demo user (created once, a fresh password every run) and a fresh key (older demo keys revoked). */
+export async function demoCredentials(db: Database): Promise<{ password: string; key: string }> {
+  const password = `demo-${randomBytes(6).toString('hex')}`;
+  const existing = await findUserByName(db.pool, DEMO_USER);
+  const userId = existing ? existing.id : (await createUser(db.pool, { username: DEMO_USER, password })).id;
+  if (existing) await setPassword(db.pool, userId, password);
+  for (const k of await listApiKeys(db.pool, { userId })) {
+    if (!k.revokedAt) await revokeApiKey(db.pool, k.id, userId);
+  }
+  const { key } = await issueApiKey(db.pool, userId, 'demo');
+  return { password, key };
+}
+
+/** One line per endpoint: a comment and a curl command (double quotes only, nothing for the shell to expand). */
+export function curls(base: string, key: string): string[] {
+  const auth = `-H "Authorization: Api-Key ${key}"`;
+  const api = (comment: string, pathAndQuery: string) => [
+    `# ${comment}`,
+    `curl ${auth} "${base}/api/v1/${pathAndQuery}"`,
+  ];
+  return [
+    ...api('the API index', ''),
+    ...api('web search, merged from the four engines', 'web/?q=privacy+search'),
+    ...api('web search, one engine, page 2', 'web/?q=privacy+search&engine=provider_02&page=2'),
+    ...api('images', 'images/?q=mountain+lake'),
+    ...api('images like an opened one', 'images/similar/?q=mountain+lake+at+dawn&query=mountain+lake'),
+    ...api('news', 'news/?q=climate'),
+    ...api('videos', 'videos/?q=bread+baking'),
+    ...api('suggestions', 'suggest/?q=priv'),
+    ...api('maps: geocoding', 'maps/?q=berlin'),
+    ...api('maps: reverse lookup', 'maps/?lat=52.5163&lon=13.3777'),
+    ...api('translation (GET)', 'translate/?q=hello+world&target=de'),
+    '# translation (POST, form fields)',
+    `curl ${auth} --data-urlencode "q=hello world" --data-urlencode "target=fr" "${base}/api/v1/translate/"`,
+    ...api('translation languages', 'translate/languages/'),
+    ...api('instant answer: currency', 'instant/?q=100+usd+to+eur'),
+    ...api('instant answer: weather', 'instant/?q=weather+berlin'),
+    ...api('instant answer: maths', 'instant/?q=2%2B2*3'),
+    ...api('knowledge cards: an article', 'cards/?q=jupiter'),
+    ...api('knowledge cards: a series', 'cards/?q=breaking+bad'),
+    ...api('provider status (names end in "(demo)")', 'status/'),
+    ...api('this key and its usage', 'key/'),
+    ...api('the OpenAPI 3.1 document of the API', 'schema/'),
+    '# liveness, for load balancers',
+    `curl "${base}/up"`,
+    '# health roll-up for uptime monitors (token: ?token=, X-Monitor-Token or Authorization: Bearer)',
+    `curl "${base}/status/health?token=${MONITOR_TOKEN}"`,
+    "# one provider's health",
+    `curl -H "X-Monitor-Token: ${MONITOR_TOKEN}" "${base}/status/health/provider_01"`,
+  ];
+}
+
+async function main(): Promise<void> {
+  const { values: args } = parseArgs({
+    options: {
+      port: { type: 'string', default: '8000' },
+      host: { type: 'string', default: '127.0.0.1' },
+      'data-dir': { type: 'string', default: 'data/demo' },
+    },
+  });
+  const fakes = await startFakes();
+  let config: Config;
+  try {
+    config = parseConfig(demoEnvironment(fakes.env, { port: args.port, host: args.host, dataDir: args['data-dir'] }));
+    checkEverythingLocal(config);
+  } catch (err) {
+    await fakes.close();
+    throw err instanceof ConfigError ? new Error(err.problems.join('\n')) : err;
+  }
+
+  const lifecycle = createLifecycle();
+  let db: Database | undefined;
+  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = (signal: string) => {
+    if (stopping) return stopping;
+    process.stderr.write(`\n${signal}: stopping the demo…\n`);
+    stopping = (async () => {
+      await shutdown({
+        app,
+        lifecycle,
+        closeDatabase: () => db?.close() ?? Promise.resolve(),
+        drainTimeoutMs: 5000,
+        log,
+      });
+      await fakes.close();
+    })();
+    return stopping;
+  };
+  // A terminal's Ctrl-C reaches npm and this process at once: the first signal stops, the others wait for it.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      stop(signal).then(
+        () => process.exit(0),
+        (err: unknown) => {
+          log.error({ err }, 'demo: stopping failed');
+          process.exit(1);
+        },
+      );
+    });
+  }
+
+  try {
+    process.stderr.write(`Starting the Sift demo (embedded PostgreSQL in ${config.DATA_DIR})…\n`);
+    db = await openDatabase(config, {
+      info: () => {},
+      warn: (m) => log.warn(m),
+      error: (o, m) => log.error(o, m),
+    });
+    await migrate(db.pool);
+    const credentials = await demoCredentials(db);
+    app = await buildApp(config, { pool: db.pool, lifecycle, logger: log });
+    await app.listen({ port: config.PORT, host: config.HOST });
+    const { port } = app.server.address() as AddressInfo;
+    const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
+    const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const lines = [
+      '',
+      'Sift demo: every provider answers from a local fake upstream; nothing leaves this machine.',
+      'Responses are made-up demo data (provider names end in "(demo)", the pages carry a banner).',
+      '',
+      `  Base URL   ${base}`,
+      `  API key    ${credentials.key}`,
+      `  Sign in    ${base}/login as ${DEMO_USER} / ${credentials.password}  (then ${base}/status and ${base}/settings/keys)`,
+      `  Monitor    token ${MONITOR_TOKEN}`,
+      `  Data       ${config.DATA_DIR} (embedded PostgreSQL; delete it to start afresh)`,
+      '',
+      'Try:',
+      '',
+      ...curls(base, credentials.key).map((l) => `  ${l}`),
+      '',
+      'Ctrl-C stops the demo.',
+      '',
+    ];
+    process.stdout.write(lines.join('\n'));
+  } catch (err) {
+    await stop('error').catch(() => {});
+    throw err;
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`demo failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+import { createAlertSender } from './sender.js';
+
+/*
+ * Provider state-change webhooks (ALERT_WEBHOOK_URLS; registered only when
+ * set). The changes are queued by the health recorder's status writes
+ * (transitions.ts, wired in providers/services.ts); this instance sends what
+ * is due (sender.ts): soon after it queued a change itself, and on a slow
+ * poll for the others'.
+ */
+export async function alertsPlugin(app: FastifyInstance): Promise<void> {
+  const config = app.config;
+  const sender = createAlertSender({
+    pool: app.pool,
+    urls: config.ALERT_WEBHOOK_URLS,
+    windowMs: config.ALERT_DIGEST_WINDOW_MS,
+    userAgent: config.SIFT_USER_AGENT,
+    log: app.log,
+    describe: (slug) => {
+      const d = app.providers.configured().find((p) => p.slug === slug) ?? app.providers.get(slug);
+      return { name: d?.name ?? slug, group: d?.group ?? '' };
+    },
+  });
+  app.health.recorder.onStatusWritten(() => sender.wake());
+  app.addHook('onReady', async () => sender.start());
+  app.addHook('onClose', async () => sender.stop());
+}

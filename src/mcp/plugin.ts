@@ -1,0 +1,174 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  type CallToolResult,
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import { presentedKey, registerApiKeyAuthentication } from '../auth/api-key-auth.js';
+import { renderError } from './render.js';
+import { buildTool, queryOf, TOOL_DEFINITIONS, type Tool } from './tools.js';
+
+/*
+ * MCP over Streamable HTTP at POST /mcp (DESIGN.md section 3), stateless:
+ * every HTTP request gets its own SDK server and transport (the SDK's
+ * documented stateless pattern), answering in JSON (no SSE stream, no
+ * session); GET and DELETE are 405.
+ *
+ * - Authentication: the API's own hook (same keys, headers, 401/403/503).
+ * - Each tool call is run as the REST request it stands for: a GET of its
+ *   /api/v1/ endpoint through Fastify's inject, carrying the caller's key and
+ *   address. That request passes the API's rate limits and monthly quota,
+ *   its schema, its handler and its usage counting exactly as if the client
+ *   had sent it, so nothing here re-implements (or can drift from) them; the
+ *   cost is one in-process dispatch and a JSON re-parse per call, small
+ *   beside the upstream calls. Protocol messages (initialize, tools/list,
+ *   ping) are authenticated, neither limited nor counted.
+ * - A 200 is the tool's structured output, unchanged, with a short text; any
+ *   other answer is a tool error (`isError`) saying which providers failed,
+ *   what is not configured, which arguments are invalid or when to retry.
+ */
+
+const VERSION = (() => {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
+    return pkg.version ?? '0';
+  } catch {
+    return '0';
+  }
+})();
+
+const INSTRUCTIONS =
+  'Sift is a metasearch service: web, image, news and video search over several providers, suggestions, ' +
+  "geocoding, translation, instant answers and knowledge cards. Each tool call counts toward the API key's " +
+  'rate limits and monthly searches like the REST request it wraps. When a tool reports failed providers, ' +
+  'the results are incomplete or missing: say so rather than concluding nothing exists.';
+
+/** Headers the transport reads; nothing else of the client's request reaches the SDK. */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
+
+type Json = Record<string, unknown>;
+
+/**
+ * An HTTP error of the transport (406, 415, 400 parse error…) as MCP clients read it (a JSON-RPC
+ * error) and as every other Sift error reads (`detail`).
+ */
+function withDetail(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: { message?: unknown } };
+    const message = body.error?.message;
+    if (typeof message === 'string') return JSON.stringify({ ...body, detail: message });
+  } catch {
+    /* not JSON: as is */
+  }
+  return text;
+}
+
+export async function mcpRoutes(app: FastifyInstance): Promise<void> {
+  registerApiKeyAuthentication(app);
+  // The transport reads the body itself: JSON-RPC parse errors and 415 in MCP's own form.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+
+  const tools = new Map<string, Tool>(TOOL_DEFINITIONS.map((d) => [d.name, buildTool(d)]));
+  const listing = [...tools.values()].map((t) => t.listing);
+
+  /** Runs the tool's REST request as the caller and turns its answer into a tool result. */
+  async function callTool(request: FastifyRequest, tool: Tool, args: Json): Promise<CallToolResult> {
+    const key = presentedKey(request.headers) ?? '';
+    const userAgent = request.headers['user-agent'];
+    const res = await app.inject({
+      method: 'GET',
+      url: tool.definition.path + queryOf(tool, args),
+      headers: {
+        authorization: `Api-Key ${key}`,
+        'x-request-id': request.id,
+        ...(typeof userAgent === 'string' ? { 'user-agent': userAgent } : {}),
+      },
+      remoteAddress: request.ip,
+    });
+    let body: unknown = null;
+    try {
+      body = res.json();
+    } catch {
+      body = { detail: res.body };
+    }
+    if (res.statusCode === 200 && body !== null && typeof body === 'object' && !Array.isArray(body)) {
+      return {
+        content: [{ type: 'text', text: tool.definition.render(body as Json) }],
+        structuredContent: body as Json,
+      };
+    }
+    const retryAfter = res.headers['retry-after'];
+    return {
+      isError: true,
+      content: [
+        {
+          type: 'text',
+          text: renderError(res.statusCode, body, typeof retryAfter === 'string' ? retryAfter : undefined),
+        },
+      ],
+    };
+  }
+
+  function createServer(request: FastifyRequest): Server {
+    // The low-level server: tools are listed with JSON Schemas derived from the endpoints' zod schemas and
+    // validated by the endpoints themselves (McpServer would validate and transform the arguments first).
+    const server = new Server(
+      { name: 'sift', title: 'Sift', version: VERSION },
+      { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
+    server.setRequestHandler(CallToolRequestSchema, async (call) => {
+      const tool = tools.get(call.params.name);
+      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name}`);
+      return callTool(request, tool, (call.params.arguments ?? {}) as Json);
+    });
+    return server;
+  }
+
+  app.post('/mcp', async (request: FastifyRequest, reply: FastifyReply) => {
+    const server = createServer(request);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await server.connect(transport);
+    try {
+      const headers = new Headers();
+      for (const name of TRANSPORT_HEADERS) {
+        const value = request.headers[name];
+        if (typeof value === 'string') headers.set(name, value);
+      }
+      const body = typeof request.body === 'string' ? request.body : undefined;
+      const response = await transport.handleRequest(
+        new Request(`http://localhost${request.url}`, { method: 'POST', headers, body }),
+      );
+      const text = await response.text();
+      reply.code(response.status).header('Cache-Control', 'no-store');
+      response.headers.forEach((value, name) => {
+        reply.header(name, value);
+      });
+      return reply.send(response.status >= 400 ? withDetail(text) : text === '' ? undefined : text);
+    } finally {
+      await server.close();
+    }
+  });
+
+  // Stateless: no standalone SSE stream to open (GET), no session to end (DELETE).
+  const notAllowed = async (request: FastifyRequest, reply: FastifyReply) => {
+    const message = `Method "${request.method}" not allowed.`;
+    return reply
+      .code(405)
+      .header('Allow', 'POST')
+      .send({ jsonrpc: '2.0', error: { code: -32000, message }, id: null, detail: message });
+  };
+  app.get('/mcp', notAllowed);
+  app.delete('/mcp', notAllowed);
+}

@@ -1,0 +1,281 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type pg from 'pg';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { SearchCache } from '../providers/cache.js';
+import { healthOf } from '../providers/health-store.js';
+import { tokenMatches } from '../routes/health.js';
+
+/*
+ * Prometheus metrics (DESIGN.md section 3), off unless METRICS_ENABLED=true:
+ * when off, nothing here is created and no hook, wrapper or observer is
+ * installed, so requests pay nothing for it.
+ *
+ * - requests by route pattern (never the raw URL: no query string, no key),
+ *   method and status, with a latency histogram (Fastify's own elapsedTime);
+ * - upstream calls by provider, source (query or probe) and outcome (ok or
+ *   the failure kind), with a latency histogram;
+ * - search-cache hits and misses by provider (a miss joining a call already in
+ *   flight for the same key counts as a hit: it makes no upstream call);
+ * - rate-limit refusals of the API: rate (burst or sustained window), quota
+ *   (monthly searches), unavailable (limits not checkable);
+ * - the database pool: connections open, idle, clients waiting, the maximum;
+ * - provider state as a gauge (`sift_provider_state{state="up"}` = 1 …), read
+ *   from provider_status at scrape time;
+ * - Node's process metrics (prom-client's defaults).
+ *
+ * Labels come from bounded sets only: route patterns, provider slugs,
+ * groups, failure kinds, status codes. No secret reaches a label.
+ */
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const UPSTREAM_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10];
+const STATES = ['up', 'down', 'unknown'] as const;
+
+type RefusalReason = 'rate' | 'quota' | 'unavailable';
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** One upstream call finished (runner.ts). */
+  upstreamCall(provider: string, source: string, outcome: string, seconds: number): void;
+  /** The same cache, counting hits and misses. */
+  instrumentCache(cache: SearchCache): SearchCache;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Present only with METRICS_ENABLED=true. */
+    metrics?: Metrics;
+  }
+}
+
+interface RequestSeries {
+  count: { inc(): void };
+  latency: { observe(v: number): void };
+}
+
+export function createMetrics(): Metrics & {
+  observeRequest(request: FastifyRequest, reply: FastifyReply): void;
+  bindApp(app: FastifyInstance): void;
+} {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const requests = new Counter({
+    name: 'sift_http_requests_total',
+    help: 'HTTP requests answered, by route pattern, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  });
+  const requestLatency = new Histogram({
+    name: 'sift_http_request_duration_seconds',
+    help: 'Time to answer HTTP requests, by route pattern, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const upstreamCalls = new Counter({
+    name: 'sift_upstream_calls_total',
+    help: 'Calls to upstream providers, by provider, source (query or probe) and outcome (ok or the failure kind).',
+    labelNames: ['provider', 'source', 'outcome'] as const,
+    registers: [registry],
+  });
+  const upstreamLatency = new Histogram({
+    name: 'sift_upstream_call_duration_seconds',
+    help: 'Duration of upstream provider calls, by provider, source and outcome.',
+    labelNames: ['provider', 'source', 'outcome'] as const,
+    buckets: UPSTREAM_BUCKETS,
+    registers: [registry],
+  });
+  const cacheHits = new Counter({
+    name: 'sift_search_cache_hits_total',
+    help: 'Upstream answers served from the search cache (or joined in flight), by provider.',
+    labelNames: ['provider'] as const,
+    registers: [registry],
+  });
+  const cacheMisses = new Counter({
+    name: 'sift_search_cache_misses_total',
+    help: 'Search cache lookups that asked the upstream, by provider.',
+    labelNames: ['provider'] as const,
+    registers: [registry],
+  });
+  const refusals = new Counter({
+    name: 'sift_rate_limit_refusals_total',
+    help: 'API requests refused by the limits: rate (burst or sustained window), quota (monthly searches), unavailable (limits not checkable).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  // Every reason present from the start (at 0), so rate() sees the first refusal.
+  for (const reason of ['rate', 'quota', 'unavailable'] as const) refusals.inc({ reason }, 0);
+
+  let app: FastifyInstance | undefined;
+  const pool = () => app?.pool as (pg.Pool & { options?: { max?: number } }) | undefined;
+  new Gauge({
+    name: 'sift_db_pool_connections',
+    help: 'Database pool connections, by state (total open, idle).',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const p = pool();
+      if (!p) return;
+      this.set({ state: 'total' }, p.totalCount);
+      this.set({ state: 'idle' }, p.idleCount);
+    },
+  });
+  new Gauge({
+    name: 'sift_db_pool_waiting_clients',
+    help: 'Queries waiting for a database pool connection.',
+    registers: [registry],
+    collect() {
+      const p = pool();
+      if (p) this.set(p.waitingCount);
+    },
+  });
+  new Gauge({
+    name: 'sift_db_pool_max_connections',
+    help: 'The database pool size limit.',
+    registers: [registry],
+    collect() {
+      const max = pool()?.options?.max;
+      if (typeof max === 'number') this.set(max);
+    },
+  });
+  new Gauge({
+    name: 'sift_provider_state',
+    help: 'State of each configured provider (1 for its current state: up, down, or unknown = not yet observed).',
+    labelNames: ['provider', 'group', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      if (!app) return;
+      let rows: Awaited<ReturnType<FastifyInstance['health']['reader']['rows']>>;
+      try {
+        rows = await app.health.reader.rows();
+      } catch (err) {
+        // The database cannot be read: no state series rather than invented ones.
+        app.log.debug({ err }, 'metrics: provider state unavailable');
+        return;
+      }
+      const configured = app.providers.configured();
+      const health = healthOf(configured, rows);
+      configured.forEach((p, i) => {
+        const state = health[i]!.state;
+        for (const s of STATES) this.set({ provider: p.slug, group: p.group, state: s }, s === state ? 1 : 0);
+      });
+    },
+  });
+
+  // Child series by label values, so the hot path does no label hashing.
+  const series = new Map<string, RequestSeries>();
+  const upstreamSeries = new Map<string, RequestSeries>();
+  function seriesOf(route: string, method: string, status: number): RequestSeries {
+    const key = `${method} ${status} ${route}`;
+    let s = series.get(key);
+    if (!s) {
+      const labels = { route, method, status: String(status) };
+      s = { count: requests.labels(labels), latency: requestLatency.labels(labels) };
+      series.set(key, s);
+    }
+    return s;
+  }
+
+  /** Why the API's limits refused the request (api-limits.ts), or null for any other answer. */
+  function refusalOf(request: FastifyRequest, status: number): RefusalReason | null {
+    if (!request.apiKey || !request.url.startsWith('/api/')) return null;
+    const decision = request.rateLimit;
+    // A window was exceeded; or the windows admitted and the monthly quota refused.
+    if (status === 429) return decision ? (decision.admitted ? 'quota' : 'rate') : null;
+    // A key was accepted and no decision came back: the limiter's database did not answer.
+    return status === 503 && !decision ? 'unavailable' : null;
+  }
+
+  return {
+    registry,
+    bindApp(instance) {
+      app = instance;
+    },
+    observeRequest(request, reply) {
+      const route = request.routeOptions.url;
+      const status = reply.statusCode;
+      const s = seriesOf(route ?? 'unmatched', request.method, status);
+      s.count.inc();
+      s.latency.observe(reply.elapsedTime / 1000);
+      if (status === 429 || status === 503) {
+        const reason = refusalOf(request, status);
+        if (reason) refusals.inc({ reason });
+      }
+    },
+    upstreamCall(provider, source, outcome, seconds) {
+      const key = `${provider} ${source} ${outcome}`;
+      let s = upstreamSeries.get(key);
+      if (!s) {
+        const labels = { provider, source, outcome };
+        s = { count: upstreamCalls.labels(labels), latency: upstreamLatency.labels(labels) };
+        upstreamSeries.set(key, s);
+      }
+      s.count.inc();
+      s.latency.observe(seconds);
+    },
+    instrumentCache(cache) {
+      return {
+        getOrFetch(key, ttlMs, size, fetch) {
+          let asked = false;
+          // getOrFetch calls fetch synchronously on a miss, and never on a hit or a call in flight.
+          const result = cache.getOrFetch(key, ttlMs, size, () => {
+            asked = true;
+            return fetch();
+          });
+          const provider = providerOfKey(key);
+          if (asked) cacheMisses.inc({ provider });
+          else cacheHits.inc({ provider });
+          return result;
+        },
+        has: (key) => cache.has(key),
+        delete: (key) => cache.delete(key),
+        clear: () => cache.clear(),
+        get size() {
+          return cache.size;
+        },
+      };
+    },
+  };
+}
+
+/** Cache keys start with the provider slug (runner.ts); anything else is `other`. */
+function providerOfKey(key: string): string {
+  const slug = key.slice(0, key.indexOf(' '));
+  return /^provider_\d{2}$|^[a-z]+$/.test(slug) ? slug : 'other';
+}
+
+/**
+ * Registers (at the root, before the routes) the request hook and GET
+ * /metrics. With METRICS_TOKEN set, a scrape needs `Authorization: Bearer
+ * <token>` (401 otherwise).
+ */
+export async function metricsPlugin(app: FastifyInstance, options: { metrics: ReturnType<typeof createMetrics> }) {
+  const { metrics } = options;
+  metrics.bindApp(app);
+  const token = app.config.METRICS_TOKEN;
+
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.observeRequest(request, reply);
+  });
+
+  app.get('/metrics', async (request, reply) => {
+    reply.header('Cache-Control', 'no-store');
+    if (token) {
+      const auth = request.headers.authorization ?? '';
+      const supplied = auth.startsWith('Bearer ') ? auth.slice(7).trim() : '';
+      if (!tokenMatches(supplied, token)) {
+        return reply
+          .code(401)
+          .header('WWW-Authenticate', 'Bearer')
+          .send({ detail: 'Invalid or missing metrics token.' });
+      }
+    }
+    const text = await metrics.registry.metrics();
+    return reply.type(metrics.registry.contentType).send(text);
+  });
+}
+
+// Hooks and the route at the root: they see every route of the app.
+(metricsPlugin as unknown as Record<symbol, boolean>)[Symbol.for('skip-override')] = true;

@@ -1,0 +1,28 @@
+import type { ProviderDescriptor } from '../types.js';
+import { braveAcceptsQuery } from './common.js';
+import { braveImagesCall } from './images.js';
+import { braveNewsCall } from './news.js';
+import { braveSuggestCall } from './suggest.js';
+import { braveVideosCall } from './videos.js';
+import { braveWebCall } from './web.js';
+
+/** Brave Search API: web, images, news and videos (and suggest with its own key). */
+export const brave: ProviderDescriptor = {
+  slug: 'provider_01',
+  name: 'Brave Search',
+  group: 'engine',
+  monitor: 'query',
+  requires: ['BRAVE_API_KEY'],
+  optional: ['BRAVE_SUGGEST_API_KEY'],
+  baseUrlVariables: ['BRAVE_BASE_URL'],
+  timeoutMs: 3000,
+  // Brave's terms: results may be stored for at most a minute.
+  cacheTtlMs: 60_000,
+  calls: {
+    web: { call: braveWebCall, accepts: (query) => braveAcceptsQuery(query.q) },
+    suggest: braveSuggestCall,
+    images: braveImagesCall,
+    news: braveNewsCall,
+    videos: braveVideosCall,
+  },
+};

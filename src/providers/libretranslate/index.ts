@@ -1,0 +1,24 @@
+import type { ProviderDescriptor } from '../types.js';
+import { probeFailure } from '../probe-helpers.js';
+
+/** LibreTranslate at LIBRETRANSLATE_URL (API key optional). Probe: GET /languages (free). */
+export const libreTranslate: ProviderDescriptor = {
+  slug: 'translate',
+  name: 'LibreTranslate',
+  group: 'translate',
+  monitor: 'probe',
+  requires: ['LIBRETRANSLATE_URL'],
+  optional: ['LIBRETRANSLATE_API_KEY'],
+  baseUrlVariables: ['LIBRETRANSLATE_URL'],
+  timeoutMs: 10_000,
+  cacheTtlMs: 60 * 60_000,
+  probe: (config) => ({
+    provider: 'translate',
+    request: { url: `${config.LIBRETRANSLATE_URL}/languages` },
+    cacheTtlMs: 0,
+    parse(body) {
+      if (!Array.isArray(body) || body.length === 0) throw probeFailure('translate', 'empty language list');
+      return true;
+    },
+  }),
+};

@@ -1,0 +1,27 @@
+import type { ProviderDescriptor } from '../types.js';
+import { isObject, probeFailure } from '../probe-helpers.js';
+
+/** OpenStreetMap Nominatim (keyless): geocoding and reverse geocoding. Probe: GET /status?format=json. */
+export const nominatim: ProviderDescriptor = {
+  slug: 'provider_13',
+  name: 'OpenStreetMap Nominatim',
+  group: 'maps',
+  monitor: 'probe',
+  requires: [],
+  baseUrlVariables: ['NOMINATIM_BASE_URL'],
+  timeoutMs: 6000,
+  cacheTtlMs: 60 * 60_000,
+  probe: (config) => ({
+    provider: 'provider_13',
+    request: { url: `${config.NOMINATIM_BASE_URL}/status?format=json` },
+    cacheTtlMs: 0,
+    parse(body) {
+      if (!isObject(body) || !('status' in body)) throw probeFailure('provider_13', 'status not OK');
+      if (body.status !== 0) {
+        const message = typeof body.message === 'string' && body.message ? body.message : 'status not OK';
+        throw probeFailure('provider_13', `status ${String(body.status)}: ${message}`);
+      }
+      return true;
+    },
+  }),
+};

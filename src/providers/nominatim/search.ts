@@ -1,0 +1,60 @@
+import type { Config } from '../../config/index.js';
+import { buildPlace, type Place } from '../../contracts/place.js';
+import type { ProviderCall, ProviderTask } from '../types.js';
+import { gatedTask, nominatimGate } from './gate.js';
+import { nominatimPlaceFacts } from './place.js';
+
+/*
+ * Nominatim search (provider_13): GET {NOMINATIM_BASE_URL}/search
+ * q, format=jsonv2, limit, accept-language (when a language is given).
+ * Response: an array of places (lat, lon, boundingbox entries as strings),
+ * `[]` when nothing matched; each shaped into the maps place (contracts/place.ts).
+ * Cached for the provider's TTL (1 h) per request URL, i.e. per
+ * (query, limit, language) and base URL.
+ */
+
+export interface NominatimSearchQuery {
+  q: string;
+  /** 1..50 (the caller clamps). */
+  limit: number;
+  /** Sent as `accept-language`; "" sends none. */
+  lang: string;
+}
+
+export type NominatimConfig = Pick<Config, 'NOMINATIM_BASE_URL'>;
+
+export function nominatimSearchParams(query: NominatimSearchQuery): URLSearchParams {
+  const params = new URLSearchParams({ q: query.q, format: 'jsonv2', limit: String(query.limit) });
+  if (query.lang) params.set('accept-language', query.lang);
+  return params;
+}
+
+/** The places of a search answer (at most `limit`); throws when the answer is not an array. */
+export function parseNominatimSearch(json: unknown, limit = Number.POSITIVE_INFINITY): Place[] {
+  if (!Array.isArray(json)) throw new Error('expected an array of places');
+  const places: Place[] = [];
+  for (const item of json) {
+    if (places.length >= limit) break;
+    const facts = nominatimPlaceFacts(item);
+    if (facts) places.push(buildPlace(facts));
+  }
+  return places;
+}
+
+/** The bare upstream call (no rate gate): for tests and callers that gate themselves. */
+export function nominatimSearchCall(query: NominatimSearchQuery, config: NominatimConfig): ProviderCall<Place[]> {
+  return {
+    provider: 'provider_13',
+    request: { method: 'GET', url: `${config.NOMINATIM_BASE_URL}/search?${nominatimSearchParams(query)}` },
+    parse: (json) => parseNominatimSearch(json, query.limit),
+  };
+}
+
+/**
+ * The search as callers run it (`app.upstream.call(nominatimSearchTask(…))`):
+ * behind the public server's rate gate when NOMINATIM_BASE_URL is the public
+ * server. Rejects with NominatimBusy when the gate refuses.
+ */
+export function nominatimSearchTask(query: NominatimSearchQuery, config: NominatimConfig): ProviderTask<Place[]> {
+  return gatedTask(nominatimSearchCall(query, config), nominatimGate(config.NOMINATIM_BASE_URL));
+}

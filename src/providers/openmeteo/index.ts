@@ -1,0 +1,28 @@
+import type { ProviderDescriptor } from '../types.js';
+import { isObject, probeFailure } from '../probe-helpers.js';
+
+/**
+ * Open-Meteo (keyless), the weather instant answer: geocoding, then the
+ * forecast. Probe: a geocoding lookup of "Paris" (free).
+ */
+export const openMeteo: ProviderDescriptor = {
+  slug: 'weather',
+  name: 'Open-Meteo',
+  group: 'instant',
+  monitor: 'probe',
+  requires: [],
+  baseUrlVariables: ['OPENMETEO_BASE_URL', 'OPENMETEO_GEOCODING_URL'],
+  timeoutMs: 8000,
+  cacheTtlMs: 60 * 60_000,
+  probe: (config) => ({
+    provider: 'weather',
+    request: { url: `${config.OPENMETEO_GEOCODING_URL}/v1/search?name=Paris&count=1&language=en&format=json` },
+    cacheTtlMs: 0,
+    parse(body) {
+      if (!isObject(body) || !Array.isArray(body.results) || body.results.length === 0) {
+        throw probeFailure('weather', 'geocoding lookup returned no place');
+      }
+      return true;
+    },
+  }),
+};

@@ -1,0 +1,15 @@
+import type { ProviderDescriptor } from '../types.js';
+import { pixabayImagesCall } from './images.js';
+
+/** Pixabay image search (its terms: answers cached for 24 hours). */
+export const pixabay: ProviderDescriptor = {
+  slug: 'provider_05',
+  name: 'Pixabay',
+  group: 'media',
+  monitor: 'query',
+  requires: ['PIXABAY_API_KEY'],
+  baseUrlVariables: ['PIXABAY_BASE_URL'],
+  timeoutMs: 10_000,
+  cacheTtlMs: 24 * 60 * 60_000,
+  calls: { images: pixabayImagesCall },
+};

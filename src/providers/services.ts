@@ -1,0 +1,75 @@
+import type pg from 'pg';
+import { targetOf, transitionWriter } from '../alerts/transitions.js';
+import type { Config } from '../config/index.js';
+import type { SearchCache } from './cache.js';
+import { HealthRecorder, type HealthRecorderOptions } from './health-recorder.js';
+import { createHttpClient, type HttpClient } from './http.js';
+import { createProviderDirectory } from './registry.js';
+import { createRunner, type ProviderRunner, type RunnerDeps, type RunnerLog } from './runner.js';
+import type { ProviderDirectory } from './types.js';
+
+/*
+ * The upstream machinery as one set: what is configured, the HTTP layer, the
+ * health recorder and the runner. The server (plugin.ts) and the CLI
+ * (check-provider-health) both build it here.
+ */
+
+export interface ProviderServices {
+  providers: ProviderDirectory;
+  http: HttpClient;
+  recorder: HealthRecorder;
+  runner: ProviderRunner;
+  /** Flushes health and closes the HTTP pools. */
+  close(): Promise<void>;
+}
+
+export interface ProviderServicesOptions {
+  log?: RunnerLog & HealthRecorderOptions['log'];
+  cache?: SearchCache;
+  recorder?: Omit<HealthRecorderOptions, 'log'>;
+  /** Told of every finished upstream call (metrics). */
+  onCall?: RunnerDeps['onCall'];
+}
+
+/** Every configured secret that could reach an upstream request (scrubbed from error text and cache keys). */
+export function configSecrets(config: Config): string[] {
+  return (Object.keys(config) as (keyof Config)[])
+    .filter((k) => /(_API_KEY|_PIN|_TOKEN)$/.test(k))
+    .map((k) => String(config[k] ?? ''))
+    .filter(Boolean);
+}
+
+export function createProviderServices(
+  config: Config,
+  pool: pg.Pool,
+  options: ProviderServicesOptions = {},
+): ProviderServices {
+  const providers = createProviderDirectory(config);
+  const secrets = configSecrets(config);
+  const http = createHttpClient({ userAgent: config.SIFT_USER_AGENT, secrets });
+  // With alert webhooks, status writes also queue the state changes they make (alerts/transitions.ts).
+  const statusWriter =
+    config.ALERT_WEBHOOK_URLS.length > 0
+      ? transitionWriter({ targets: config.ALERT_WEBHOOK_URLS.map(targetOf), windowMs: config.ALERT_DIGEST_WINDOW_MS })
+      : undefined;
+  const recorder = new HealthRecorder(pool, { ...options.recorder, log: options.log, statusWriter });
+  const runner = createRunner({
+    http,
+    recorder,
+    providers,
+    cache: options.cache,
+    log: options.log,
+    secrets,
+    onCall: options.onCall,
+  });
+  return {
+    providers,
+    http,
+    recorder,
+    runner,
+    async close() {
+      await recorder.close();
+      await http.close();
+    },
+  };
+}

@@ -1,0 +1,14 @@
+import type { ProviderDescriptor } from '../types.js';
+
+/** Stack Exchange API 2.3 (key optional): question search, then the best answer. */
+export const stackexchange: ProviderDescriptor = {
+  slug: 'provider_12',
+  name: 'Stack Exchange',
+  group: 'cards',
+  monitor: 'query',
+  requires: [],
+  optional: ['STACKEXCHANGE_API_KEY'],
+  baseUrlVariables: ['STACKEXCHANGE_BASE_URL'],
+  timeoutMs: 8000,
+  cacheTtlMs: 60 * 60_000,
+};

@@ -1,0 +1,13 @@
+import type { ProviderDescriptor } from '../types.js';
+
+/** Tripadvisor Content API: location search, then details. */
+export const tripadvisor: ProviderDescriptor = {
+  slug: 'provider_11',
+  name: 'Tripadvisor',
+  group: 'cards',
+  monitor: 'query',
+  requires: ['TRIPADVISOR_API_KEY'],
+  baseUrlVariables: ['TRIPADVISOR_BASE_URL'],
+  timeoutMs: 8000,
+  cacheTtlMs: 60 * 60_000,
+};

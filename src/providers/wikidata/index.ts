@@ -1,0 +1,13 @@
+import type { ProviderDescriptor } from '../types.js';
+
+/** Wikidata (keyless): classifies the Wikipedia subject for the cards. */
+export const wikidata: ProviderDescriptor = {
+  slug: 'provider_09',
+  name: 'Wikidata',
+  group: 'cards',
+  monitor: 'query',
+  requires: [],
+  baseUrlVariables: ['WIKIDATA_BASE_URL'],
+  timeoutMs: 5000,
+  cacheTtlMs: 60 * 60_000,
+};

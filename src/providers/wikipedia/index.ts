@@ -1,0 +1,13 @@
+import type { ProviderDescriptor } from '../types.js';
+
+/** Wikipedia (keyless): search, then the page summary, on the {lang} wiki. */
+export const wikipedia: ProviderDescriptor = {
+  slug: 'provider_08',
+  name: 'Wikipedia',
+  group: 'cards',
+  monitor: 'query',
+  requires: [],
+  baseUrlVariables: ['WIKIPEDIA_BASE_URL'],
+  timeoutMs: 5000,
+  cacheTtlMs: 60 * 60_000,
+};

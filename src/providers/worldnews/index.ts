@@ -1,0 +1,15 @@
+import type { ProviderDescriptor } from '../types.js';
+import { worldNewsCall } from './news.js';
+
+/** World News API (never cached, as the original). */
+export const worldnews: ProviderDescriptor = {
+  slug: 'provider_07',
+  name: 'World News API',
+  group: 'media',
+  monitor: 'query',
+  requires: ['WORLDNEWS_API_KEY'],
+  baseUrlVariables: ['WORLDNEWS_BASE_URL'],
+  timeoutMs: 10_000,
+  cacheTtlMs: 0,
+  calls: { news: worldNewsCall },
+};

@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify';
+import { cardsQuerySchema, searchCards } from '../../search/cards/index.js';
+import { cardsResponseSchema } from '../../search/response-schemas.js';
+import { registerSearchRoute } from './search-route.js';
+
+/**
+ * `GET /api/v1/cards/`: knowledge cards for a query (DESIGN.md section 3):
+ * `{query, wikipedia, thetvdb, tripadvisor, stackexchange, map}`.
+ * Usage: one search, counted before the lookups.
+ */
+export async function cardsRoute(app: FastifyInstance): Promise<void> {
+  registerSearchRoute(app, {
+    path: '/cards/',
+    schema: cardsQuerySchema,
+    units: () => 1,
+    count: 'before',
+    handle: (params) => searchCards(app, params),
+    doc: {
+      operationId: 'cards',
+      summary: 'Knowledge cards',
+      description:
+        'Knowledge cards for the query, each an object or null (a card that cannot be had is null). Counts one search.',
+      response: cardsResponseSchema,
+    },
+  });
+}

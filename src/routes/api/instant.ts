@@ -1,0 +1,55 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { latestRatesCall } from '../../providers/frankfurter/latest.js';
+import { instant } from '../../search/instant/index.js';
+import { createRatesStore, type RatesStore } from '../../search/instant/rates-store.js';
+import type { InstantDeps } from '../../search/instant/types.js';
+import { langSchema, qSchema } from '../../search/params.js';
+import { instantResponseSchema } from '../../search/response-schemas.js';
+import { registerSearchRoute } from './search-route.js';
+
+/** Query string of GET /api/v1/instant/. */
+export const instantQuerySchema = z.object({ q: qSchema, lang: langSchema });
+
+/**
+ * `GET /api/v1/instant/`: an instant answer or null (spec 2.9, DESIGN.md
+ * section 3): always 200 `{query, answer}` for a valid q. Counts one search,
+ * before the answer is looked for.
+ */
+export async function instantRoute(app: FastifyInstance): Promise<void> {
+  // A disabled feed (DISABLED_PROVIDERS=currency) is unconfigured everywhere: no currency answers at all.
+  const rates: RatesStore = app.providers.isConfigured('currency')
+    ? createRatesStore({
+        pool: app.pool,
+        fetchLatest: () => app.upstream.call(latestRatesCall(app.config)),
+        log: app.log,
+      })
+    : { current: async () => null, reset() {} };
+  const deps: InstantDeps = { config: app.config, upstream: app.upstream, rates, log: app.log };
+  registerSearchRoute(app, {
+    path: '/instant/',
+    schema: instantQuerySchema,
+    units: () => 1,
+    count: 'before',
+    handle: async (params, request) => {
+      const userAgent = request.headers['user-agent'];
+      const body = await instant(
+        { ...deps, log: request.log },
+        {
+          q: params.q,
+          lang: params.lang,
+          ip: request.ip ?? '',
+          userAgent: typeof userAgent === 'string' ? userAgent : '',
+        },
+      );
+      return { status: 200, body };
+    },
+    doc: {
+      operationId: 'instant',
+      summary: 'Instant answer',
+      description:
+        'An instant answer (maths, conversions, weather, currency, clocks, hashes, QR codes, IP…) or null. Counts one search.',
+      response: instantResponseSchema,
+    },
+  });
+}

@@ -1,0 +1,147 @@
+import { z } from 'zod';
+import type { StackExchangeCard, TripadvisorCard, TvdbCard, WikipediaCard } from '../../contracts/cards.js';
+import type { Place } from '../../contracts/place.js';
+import { nominatimSearchTask } from '../../providers/nominatim/search.js';
+import type { ProviderTask } from '../../providers/types.js';
+import type { SearchOutcome } from '../outcome.js';
+import { engineSchema, langSchema, qSchema, safeSchema } from '../params.js';
+import { type SearchDeps, searchWeb } from '../web.js';
+import {
+  explicitTitle,
+  isProgrammingQuery,
+  looksLikePlace,
+  MAX_SIGNAL_URLS,
+  type Signals,
+  stackExchangeTrigger,
+  tripadvisorTrigger,
+  tvdbTrigger,
+} from './signals.js';
+import { siteOf, stackExchangeFlow } from './stackexchange.js';
+import { thetvdbFlow } from './thetvdb.js';
+import { tripadvisorFlow } from './tripadvisor.js';
+import { type Classification, classificationFlow } from './wikidata.js';
+import { wikipediaFlow } from './wikipedia.js';
+
+/*
+ * GET /api/v1/cards/?q= (DESIGN.md section 3, reference section 5 `cards/`):
+ * `{query, wikipedia, thetvdb, tripadvisor, stackexchange, map}`, each a card
+ * or null; always 200 (a card that cannot be had is simply null).
+ *
+ * 1. At once: the Wikipedia lookup (then Wikidata's classification of its
+ *    subject) and a page-1 web search with the requested engines (no date),
+ *    whose result URLs are signals (film, travel, programming or map sites;
+ *    which Stack Exchange site). Its slices are the web endpoint's, cached.
+ *    As soon as the results are in, Stack Exchange if the query is about code.
+ * 2. With all the signals (signals.ts), at once: TheTVDB if the query is a
+ *    film or a show (or a plausible title nothing else claims), Tripadvisor
+ *    if it is somewhere to eat, sleep or visit. Stack Exchange's card counts
+ *    only when the subject is not a person, a place or a film.
+ * 3. Selection: TheTVDB's card first; Tripadvisor's only without one; Stack
+ *    Exchange's only without either (an unused lookup is not waited for).
+ * 4. The map quick answer (Nominatim, limit 1) only when none of those three
+ *    gave a card and the query looks like a place.
+ * 5. Safe search (on by default) hides a Wikipedia card whose title names an
+ *    explicit subject or whose subject Wikidata classes as adult.
+ *
+ * Every lookup is bounded by its provider's timeout (one deadline over its
+ * steps) and cached for an hour by the runner, "no card" included; a slow or
+ * failing provider only loses its own card. Health is recorded per call.
+ */
+
+/** Query string of GET /api/v1/cards/: checked in the order q, lang, safe, engine. */
+export const cardsQuerySchema = z.object({
+  q: qSchema,
+  lang: langSchema,
+  safe: safeSchema,
+  engine: engineSchema,
+});
+
+export type CardsParams = z.output<typeof cardsQuerySchema>;
+
+export interface MapAnswer {
+  type: 'map';
+  place: Place;
+  query: string;
+}
+
+export interface CardsResponse {
+  query: string;
+  wikipedia: WikipediaCard | null;
+  thetvdb: TvdbCard | null;
+  tripadvisor: TripadvisorCard | null;
+  stackexchange: StackExchangeCard | null;
+  map: MapAnswer | null;
+}
+
+/** A lookup's value, or null when its provider is not configured, failed or timed out. */
+async function lookup<T>(deps: SearchDeps, task: ProviderTask<T | null> | null): Promise<T | null> {
+  if (task === null || !deps.providers.isConfigured(task.provider)) return null;
+  const [outcome] = await deps.upstream.gather([task], { deadlineMs: deps.providers.timeoutMs(task.provider) });
+  return outcome?.ok ? outcome.value : null;
+}
+
+/** URLs of the page-1 web results for the query (none when no engine in scope answers). */
+async function webSignals(deps: SearchDeps, params: CardsParams): Promise<string[]> {
+  try {
+    const outcome = await searchWeb(deps, {
+      q: params.q,
+      engine: params.engine,
+      safe: params.safe,
+      lang: params.lang,
+      page: 1,
+      date: '',
+    });
+    return outcome.status === 200 ? outcome.body.results.slice(0, MAX_SIGNAL_URLS).map((r) => r.url) : [];
+  } catch {
+    return [];
+  }
+}
+
+async function mapAnswer(deps: SearchDeps, q: string, lang: string): Promise<MapAnswer | null> {
+  const places = await lookup<Place[]>(deps, nominatimSearchTask({ q, limit: 1, lang }, deps.config));
+  const place = places?.[0];
+  return place ? { type: 'map', place, query: q } : null;
+}
+
+export async function searchCards(deps: SearchDeps, params: CardsParams): Promise<SearchOutcome<CardsResponse>> {
+  const { q, lang } = params;
+  const config = deps.config;
+
+  const urls = webSignals(deps, params);
+  // Stack Exchange needs only the query and the results: it does not wait for Wikipedia and Wikidata.
+  const stackexchange = urls.then((u) =>
+    isProgrammingQuery(q, u) ? lookup(deps, stackExchangeFlow(q, lang, siteOf(u), config)) : null,
+  );
+  const wikipedia = lookup(deps, wikipediaFlow(q, lang, config));
+  const subject = wikipedia.then((card) =>
+    card?.wikibase_item ? lookup<Classification>(deps, classificationFlow(card.wikibase_item, config)) : null,
+  );
+  const [webUrls, wikiCard, classification] = await Promise.all([urls, wikipedia, subject]);
+  // Safe search hides an explicit subject's card, and it then says nothing about the query either.
+  const hidden = wikiCard !== null && params.safe && (explicitTitle(wikiCard.title) || classification?.adult === true);
+  const signals: Signals = hidden
+    ? { q, urls: webUrls, wikipedia: null, subject: null }
+    : { q, urls: webUrls, wikipedia: wikiCard, subject: classification };
+  const wikiTitle = signals.wikipedia?.title ?? '';
+
+  const tvdb = tvdbTrigger(signals);
+  const thetvdb = tvdb ? lookup(deps, thetvdbFlow(q, lang, wikiTitle, tvdb.probe, config)) : Promise.resolve(null);
+  const tripadvisor = tripadvisorTrigger(signals)
+    ? lookup(deps, tripadvisorFlow(q, lang, wikiTitle, config))
+    : Promise.resolve(null);
+
+  const body: CardsResponse = {
+    query: q,
+    wikipedia: signals.wikipedia,
+    thetvdb: await thetvdb,
+    tripadvisor: null,
+    stackexchange: null,
+    map: null,
+  };
+  if (!body.thetvdb) body.tripadvisor = await tripadvisor;
+  if (!body.thetvdb && !body.tripadvisor && stackExchangeTrigger(signals)) body.stackexchange = await stackexchange;
+  if (!body.thetvdb && !body.tripadvisor && !body.stackexchange && looksLikePlace(signals)) {
+    body.map = await mapAnswer(deps, q, lang);
+  }
+  return { status: 200, body };
+}

@@ -1,0 +1,40 @@
+/*
+ * Amounts typed in conversion queries: "10", "-3.5", "1,000.25", "1/2",
+ * "1 1/2", ".5", "2e3", and the words "a" / "an" / "one" given by the caller.
+ */
+
+const AMOUNT_RE = /^(?:[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[+-]?\d+)?|[+-]?\.\d+|\d+\s+\d+\/\d+|\d+\/\d+)/i;
+
+/** The amount at the start of `s` and the rest, or null when `s` does not start with one. */
+export function leadingAmount(s: string): { amount: number; rest: string } | null {
+  const m = AMOUNT_RE.exec(s);
+  if (!m) return null;
+  const text = m[0];
+  let amount: number;
+  const mixed = /^(\d+)\s+(\d+)\/(\d+)$/.exec(text);
+  const fraction = /^(\d+)\/(\d+)$/.exec(text);
+  if (mixed) amount = Number(mixed[1]) + Number(mixed[2]) / Number(mixed[3]);
+  else if (fraction) amount = Number(fraction[1]) / Number(fraction[2]);
+  else amount = Number(text.replace(/,/g, ''));
+  if (!Number.isFinite(amount)) return null;
+  return { amount, rest: s.slice(text.length).trim() };
+}
+
+/**
+ * Every way to split `text` (words separated by single spaces) around one of
+ * the connectors ("10 km to mi" → ["10 km", "mi"]), leftmost first.
+ */
+export function splitsAround(text: string, connectors: readonly string[]): [left: string, right: string][] {
+  const words = text.split(' ');
+  const out: [string, string][] = [];
+  const conns = connectors.map((c) => c.split(' '));
+  for (let i = 1; i < words.length - 1; i++) {
+    for (const c of conns) {
+      if (i + c.length > words.length - 1) continue;
+      if (c.every((w, k) => words[i + k] === w)) {
+        out.push([words.slice(0, i).join(' '), words.slice(i + c.length).join(' ')]);
+      }
+    }
+  }
+  return out;
+}

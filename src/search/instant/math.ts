@@ -1,0 +1,499 @@
+import { escapeRegExp, formatNumber, groupDigits, prefixMatcher } from './text.js';
+import type { InstantHandler } from './types.js';
+import { MATH_VOCABULARY } from './vocabulary.js';
+
+/*
+ * `math`: arithmetic by a small evaluator of its own — a tokenizer and a
+ * recursive-descent parser over an allowlist of operators, functions and
+ * constants; nothing is ever executed as code. Integers are exact (BigInt)
+ * like Python's, floats are IEEE doubles. Bounds, each failing as "no answer":
+ * the query length (280, checked by the runner), tokens (300), nesting depth
+ * (40), exponents (|e| ≤ 1000), factorials (n ≤ 1000), integers of at most
+ * 100 000 bits along the way, and a result that fits a double (`raw` is a
+ * JSON number). Division by zero, overflow, NaN: no answer.
+ * Fields: `expr` (the expression as read), `result` (for people: thousands
+ * separators, at most 12 significant digits for non-integers), `raw`.
+ */
+
+export const MATH_LIMITS = {
+  tokens: 300,
+  depth: 40,
+  exponent: 1000,
+  factorial: 1000,
+  bits: 100_000,
+} as const;
+
+export class MathError extends Error {
+  override name = 'MathError';
+}
+
+type Value = { int: true; v: bigint } | { int: false; v: number };
+
+const int = (v: bigint): Value => {
+  if (bitLength(v) > MATH_LIMITS.bits) throw new MathError('number too large');
+  return { int: true, v };
+};
+const float = (v: number): Value => {
+  if (Number.isNaN(v)) throw new MathError('not a number');
+  if (!Number.isFinite(v)) throw new MathError('overflow');
+  return { int: false, v };
+};
+const num = (x: Value): number => (x.int ? Number(x.v) : x.v);
+
+function bitLength(v: bigint): number {
+  const a = v < 0n ? -v : v;
+  return a === 0n ? 0 : a.toString(16).length * 4;
+}
+
+/** An integer-valued float as an integer, when it is exactly one (beyond 2^53 a double's digits are noise). */
+function fromIntegralFloat(x: number): Value {
+  return Number.isSafeInteger(x) ? int(BigInt(x)) : float(x);
+}
+
+// ---------- tokens ----------
+
+type Token = { t: 'num'; value: Value } | { t: 'id'; name: string } | { t: 'op'; op: string };
+
+const NUMBER_RE = /^(?:0x[0-9a-f]+|0b[01]+|0o[0-7]+|(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?)/i;
+const ID_RE = /^[a-z_][a-z0-9_]*/i;
+
+function readNumber(text: string): Value {
+  const lower = text.toLowerCase();
+  if (/^0[xbo]/.test(lower)) return int(BigInt(lower));
+  if (/^\d+$/.test(text)) return int(BigInt(text));
+  const x = Number(text);
+  if (!Number.isFinite(x)) throw new MathError('overflow');
+  return float(x);
+}
+
+export function tokenize(expr: string): Token[] {
+  const tokens: Token[] = [];
+  let i = 0;
+  while (i < expr.length) {
+    const ch = expr[i]!;
+    if (/\s/.test(ch)) {
+      i++;
+      continue;
+    }
+    const rest = expr.slice(i);
+    const n = NUMBER_RE.exec(rest);
+    if (n && /[\d.]/.test(ch)) {
+      tokens.push({ t: 'num', value: readNumber(n[0]) });
+      i += n[0].length;
+    } else if (ID_RE.test(rest)) {
+      const id = ID_RE.exec(rest)![0];
+      tokens.push({ t: 'id', name: id.toLowerCase() });
+      i += id.length;
+    } else if (rest.startsWith('**')) {
+      tokens.push({ t: 'op', op: '^' });
+      i += 2;
+    } else if ('+-*/^%!(),°'.includes(ch)) {
+      tokens.push({ t: 'op', op: ch });
+      i++;
+    } else {
+      throw new MathError(`unexpected character ${ch}`);
+    }
+    if (tokens.length > MATH_LIMITS.tokens) throw new MathError('expression too long');
+  }
+  return tokens;
+}
+
+// ---------- evaluation (while parsing) ----------
+
+const CONSTANTS: Record<string, number> = { pi: Math.PI, e: Math.E, tau: 2 * Math.PI, phi: (1 + Math.sqrt(5)) / 2 };
+
+function toInt(x: Value, what: string): bigint {
+  if (x.int) return x.v;
+  if (Number.isInteger(x.v)) return BigInt(x.v);
+  throw new MathError(`${what} needs an integer`);
+}
+
+function gcd(a: bigint, b: bigint): bigint {
+  let x = a < 0n ? -a : a;
+  let y = b < 0n ? -b : b;
+  while (y !== 0n) [x, y] = [y, x % y];
+  return x;
+}
+
+const unary = (f: (x: number) => number) => (args: Value[]) => {
+  if (args.length !== 1) throw new MathError('wrong number of arguments');
+  return float(f(num(args[0]!)));
+};
+
+const FUNCTIONS: Record<string, (args: Value[]) => Value> = {
+  sqrt: (args) => {
+    const x = unary(Math.sqrt)(args);
+    return fromIntegralFloat(x.v as number);
+  },
+  cbrt: (args) => fromIntegralFloat(unary(Math.cbrt)(args).v as number),
+  abs: (args) => {
+    if (args.length !== 1) throw new MathError('wrong number of arguments');
+    const x = args[0]!;
+    return x.int ? int(x.v < 0n ? -x.v : x.v) : float(Math.abs(x.v));
+  },
+  round: (args) => {
+    if (args.length === 2) {
+      const digits = Number(toInt(args[1]!, 'round'));
+      if (digits < 0 || digits > 15) throw new MathError('digits out of range');
+      return float(Number(num(args[0]!).toFixed(digits)));
+    }
+    const x = args[0]!;
+    if (args.length !== 1) throw new MathError('wrong number of arguments');
+    return x.int ? x : fromIntegralFloat(Math.round(x.v));
+  },
+  floor: (args) =>
+    args[0]?.int && args.length === 1 ? args[0] : fromIntegralFloat(unary(Math.floor)(args).v as number),
+  ceil: (args) => (args[0]?.int && args.length === 1 ? args[0] : fromIntegralFloat(unary(Math.ceil)(args).v as number)),
+  trunc: (args) =>
+    args[0]?.int && args.length === 1 ? args[0] : fromIntegralFloat(unary(Math.trunc)(args).v as number),
+  sin: unary(Math.sin),
+  cos: unary(Math.cos),
+  tan: unary(Math.tan),
+  asin: unary(Math.asin),
+  acos: unary(Math.acos),
+  atan: unary(Math.atan),
+  arcsin: unary(Math.asin),
+  arccos: unary(Math.acos),
+  arctan: unary(Math.atan),
+  sinh: unary(Math.sinh),
+  cosh: unary(Math.cosh),
+  tanh: unary(Math.tanh),
+  exp: unary(Math.exp),
+  ln: unary(Math.log),
+  log10: unary(Math.log10),
+  log2: unary(Math.log2),
+  log: (args) => {
+    if (args.length === 2) return float(Math.log(num(args[0]!)) / Math.log(num(args[1]!)));
+    return unary(Math.log10)(args);
+  },
+  min: (args) => {
+    if (args.length === 0) throw new MathError('wrong number of arguments');
+    return args.reduce((a, b) => (num(b) < num(a) ? b : a));
+  },
+  max: (args) => {
+    if (args.length === 0) throw new MathError('wrong number of arguments');
+    return args.reduce((a, b) => (num(b) > num(a) ? b : a));
+  },
+  gcd: (args) => {
+    if (args.length < 2) throw new MathError('wrong number of arguments');
+    return int(args.map((a) => toInt(a, 'gcd')).reduce(gcd));
+  },
+  lcm: (args) => {
+    if (args.length < 2) throw new MathError('wrong number of arguments');
+    let l = 1n;
+    for (const arg of args) {
+      const a = toInt(arg, 'lcm');
+      if (a === 0n) return int(0n);
+      const abs = a < 0n ? -a : a;
+      l = (int((l * abs) / gcd(l, abs)) as { v: bigint }).v;
+    }
+    return int(l);
+  },
+  fact: (args) => {
+    if (args.length !== 1) throw new MathError('wrong number of arguments');
+    return factorial(args[0]!);
+  },
+  factorial: (args) => FUNCTIONS.fact!(args),
+};
+
+function factorial(x: Value): Value {
+  const n = toInt(x, 'factorial');
+  if (n < 0n) throw new MathError('factorial of a negative number');
+  if (n > BigInt(MATH_LIMITS.factorial)) throw new MathError('factorial too large');
+  let r = 1n;
+  for (let i = 2n; i <= n; i++) r *= i;
+  return int(r);
+}
+
+function add(a: Value, b: Value, sign: 1 | -1): Value {
+  if (a.int && b.int) return int(sign === 1 ? a.v + b.v : a.v - b.v);
+  return float(sign === 1 ? num(a) + num(b) : num(a) - num(b));
+}
+
+function multiply(a: Value, b: Value): Value {
+  if (a.int && b.int) {
+    if (bitLength(a.v) + bitLength(b.v) > MATH_LIMITS.bits + 64) throw new MathError('number too large');
+    return int(a.v * b.v);
+  }
+  return float(num(a) * num(b));
+}
+
+function ratio(a: bigint, b: bigint): number {
+  // Both may exceed a double: scale them down together first.
+  const shift = Math.max(0, Math.max(bitLength(a), bitLength(b)) - 1000);
+  const s = BigInt(shift);
+  return Number(a >> s) / Number(b >> s);
+}
+
+function divide(a: Value, b: Value): Value {
+  if (num(b) === 0 && (!b.int || b.v === 0n)) throw new MathError('division by zero');
+  if (a.int && b.int) return a.v % b.v === 0n ? int(a.v / b.v) : float(ratio(a.v, b.v));
+  return float(num(a) / num(b));
+}
+
+function modulo(a: Value, b: Value): Value {
+  if (a.int && b.int) {
+    if (b.v === 0n) throw new MathError('division by zero');
+    return int(((a.v % b.v) + b.v) % b.v);
+  }
+  const y = num(b);
+  if (y === 0) throw new MathError('division by zero');
+  const r = num(a) % y;
+  return float(r !== 0 && r < 0 !== y < 0 ? r + y : r);
+}
+
+function power(a: Value, b: Value): Value {
+  const e = num(b);
+  if (Math.abs(e) > MATH_LIMITS.exponent) throw new MathError('exponent too large');
+  if (a.int && b.int && b.v >= 0n) {
+    const bits = bitLength(a.v) * Number(b.v);
+    if (bits > MATH_LIMITS.bits) throw new MathError('number too large');
+    return int(a.v ** b.v);
+  }
+  if (num(a) === 0 && e < 0) throw new MathError('division by zero');
+  return float(num(a) ** e);
+}
+
+class Parser {
+  private pos = 0;
+  private depth = 0;
+  /** Whether anything beyond a lone number was seen (an operator, function or postfix). */
+  operated = false;
+
+  constructor(private readonly tokens: Token[]) {}
+
+  parse(): Value {
+    const v = this.expr();
+    if (this.pos !== this.tokens.length) throw new MathError('unexpected input');
+    return v;
+  }
+
+  private peek(): Token | undefined {
+    return this.tokens[this.pos];
+  }
+
+  private isOp(op: string, offset = 0): boolean {
+    const t = this.tokens[this.pos + offset];
+    return t?.t === 'op' && t.op === op;
+  }
+
+  private enter(): void {
+    if (++this.depth > MATH_LIMITS.depth) throw new MathError('nested too deeply');
+  }
+
+  private expr(): Value {
+    this.enter();
+    let v = this.term();
+    while (this.isOp('+') || this.isOp('-')) {
+      const sign = this.isOp('+') ? 1 : -1;
+      this.pos++;
+      this.operated = true;
+      v = add(v, this.term(), sign);
+    }
+    this.depth--;
+    return v;
+  }
+
+  /** Whether the next token can start an operand (for implicit multiplication and percent vs modulo). */
+  private startsOperand(offset = 0): boolean {
+    const t = this.tokens[this.pos + offset];
+    if (!t) return false;
+    if (t.t === 'num' || t.t === 'id') return true;
+    return t.op === '(';
+  }
+
+  private term(): Value {
+    let v = this.unary();
+    for (;;) {
+      if (this.isOp('*') || this.isOp('/') || (this.isOp('%') && this.startsOperand(1))) {
+        const op = (this.peek() as { op: string }).op;
+        this.pos++;
+        this.operated = true;
+        const rhs = this.unary();
+        v = op === '*' ? multiply(v, rhs) : op === '/' ? divide(v, rhs) : modulo(v, rhs);
+      } else if (this.isOp('(') || this.peek()?.t === 'id') {
+        // implicit multiplication: 2pi, 3(4+5), (1+2)(3+4)
+        this.operated = true;
+        v = multiply(v, this.unary());
+      } else {
+        return v;
+      }
+    }
+  }
+
+  private unary(): Value {
+    if (this.isOp('-') || this.isOp('+')) {
+      const negative = this.isOp('-');
+      this.pos++;
+      this.enter();
+      const v = this.unary();
+      this.depth--;
+      if (!negative) return v;
+      return v.int ? int(-v.v) : float(-v.v);
+    }
+    return this.power();
+  }
+
+  private power(): Value {
+    const base = this.postfix();
+    if (this.isOp('^')) {
+      this.pos++;
+      this.operated = true;
+      this.enter();
+      const exponent = this.unary();
+      this.depth--;
+      return power(base, exponent);
+    }
+    return base;
+  }
+
+  private postfix(): Value {
+    let v = this.primary();
+    for (;;) {
+      if (this.isOp('!')) {
+        this.pos++;
+        this.operated = true;
+        v = factorial(v);
+      } else if (this.isOp('%') && !this.startsOperand(1)) {
+        this.pos++;
+        this.operated = true;
+        v = divide(v, int(100n));
+      } else if (
+        this.isOp('°') ||
+        (this.peek()?.t === 'id' && ['deg', 'degree', 'degrees'].includes((this.peek() as { name: string }).name))
+      ) {
+        this.pos++;
+        this.operated = true;
+        v = float((num(v) * Math.PI) / 180);
+      } else {
+        return v;
+      }
+    }
+  }
+
+  private primary(): Value {
+    const t = this.peek();
+    if (!t) throw new MathError('unexpected end');
+    if (t.t === 'num') {
+      this.pos++;
+      return t.value;
+    }
+    if (t.t === 'op' && t.op === '(') {
+      this.pos++;
+      const v = this.expr();
+      if (!this.isOp(')')) throw new MathError('missing )');
+      this.pos++;
+      return v;
+    }
+    if (t.t === 'id') {
+      this.pos++;
+      if (Object.hasOwn(CONSTANTS, t.name)) {
+        // a constant alone ("pi", "e") is a search, not a sum
+        return float(CONSTANTS[t.name]!);
+      }
+      if (Object.hasOwn(FUNCTIONS, t.name)) {
+        this.operated = true;
+        const fn = FUNCTIONS[t.name]!;
+        if (this.isOp('(')) {
+          this.pos++;
+          this.enter();
+          const args: Value[] = [];
+          if (!this.isOp(')')) {
+            args.push(this.expr());
+            while (this.isOp(',')) {
+              this.pos++;
+              args.push(this.expr());
+            }
+          }
+          if (!this.isOp(')')) throw new MathError('missing )');
+          this.pos++;
+          this.depth--;
+          return fn(args);
+        }
+        // "sqrt 16", "sin 30°"
+        this.enter();
+        const arg = this.postfix();
+        this.depth--;
+        return fn([arg]);
+      }
+      throw new MathError(`unknown name ${t.name}`);
+    }
+    throw new MathError('unexpected token');
+  }
+}
+
+export interface MathResult {
+  result: string;
+  raw: number;
+}
+
+/** Evaluates an expression; throws MathError when it is not one, or is out of bounds. */
+export function evaluate(expr: string): MathResult & { operated: boolean } {
+  const parser = new Parser(tokenize(expr));
+  const value = parser.parse();
+  if (value.int) {
+    const raw = Number(value.v);
+    if (!Number.isFinite(raw)) throw new MathError('overflow');
+    return { result: groupDigits(value.v.toString()), raw, operated: parser.operated };
+  }
+  const raw = Object.is(value.v, -0) ? 0 : value.v;
+  return { result: formatNumber(raw, 12), raw, operated: parser.operated };
+}
+
+// ---------- the handler ----------
+
+const V = Object.values(MATH_VOCABULARY);
+const afterPrefix = prefixMatcher(V.flatMap((v) => v.prefixes));
+const WORDS = V.flatMap((v) => Object.entries(v.words)).sort((a, b) => b[0].length - a[0].length);
+const WORD_RE = new RegExp(`\\b(?:${WORDS.map(([w]) => escapeRegExp(w).replace(/ /g, '\\s+')).join('|')})\\b`, 'giu');
+const WORD_MAP = new Map(WORDS.map(([w, s]) => [w, s]));
+
+/** Strings that look like arithmetic but are something else: dates, phone numbers, versions. */
+const NOT_MATH = [
+  /^\d{4}-\d{1,2}-\d{1,2}$/,
+  /^\d{1,2}[/-]\d{1,2}[/-]\d{2,4}$/,
+  /^\+?\d{0,3}[\s.-]?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}$/,
+  /^\d+\.\d+\.\d+/,
+];
+
+/** The expression as the evaluator reads it (symbols for spelled-out operators and the like). */
+export function toExpression(q: string): string {
+  let s = q.trim();
+  s = afterPrefix(s) ?? s;
+  s = s.replace(/\s*=\s*\??$/, '').replace(/\?$/, '');
+  s = s
+    .replace(/[×✕⋅·]/g, '*')
+    .replace(/[÷∕]/g, '/')
+    .replace(/[−–—]/g, '-')
+    .replace(/²/g, '^2')
+    .replace(/³/g, '^3')
+    .replace(/π/g, 'pi')
+    .replace(/√/g, 'sqrt ');
+  s = s.replace(WORD_RE, (w) => ` ${WORD_MAP.get(w.toLowerCase().replace(/\s+/g, ' ')) ?? w} `);
+  s = s.replace(/%\s*of\b/gi, '% *');
+  // "5 x 3" (x between numbers means times)
+  s = s.replace(/(\d|\))\s*x\s*(?=[\d(.])/gi, '$1*');
+  // thousands separators, when there is no function call whose arguments commas could separate
+  if (!/[a-z]\s*\(/i.test(s)) s = s.replace(/(?<=\d),(?=\d{3}(?!\d))/g, '');
+  return s
+    .replace(/\s+/g, ' ')
+    .replace(/\s*\^\s*/g, '^')
+    .trim();
+}
+
+export const mathHandler: InstantHandler = {
+  type: 'math',
+  answer(ctx) {
+    if (NOT_MATH.some((re) => re.test(ctx.q))) return null;
+    const expr = toExpression(ctx.q);
+    if (expr === '' || !/[\d]|pi|tau|phi|\be\b/.test(expr)) return null;
+    try {
+      const { result, raw, operated } = evaluate(expr);
+      if (!operated) return null;
+      return { expr, result, raw };
+    } catch (err) {
+      if (err instanceof MathError || err instanceof RangeError || err instanceof SyntaxError) return null;
+      throw err;
+    }
+  },
+};

@@ -1,0 +1,367 @@
+import { z } from 'zod';
+import type {
+  RatingBubble,
+  StackExchangeAnswer,
+  StackExchangeCard,
+  TripadvisorCard,
+  TvdbCard,
+  TvdbCastMember,
+  TvdbCrewMember,
+  WikipediaCard,
+} from '../contracts/cards.js';
+import type { Place } from '../contracts/place.js';
+import type { ImageResult, NewsResult, VideoResult } from '../contracts/search.js';
+import type { Language } from '../providers/libretranslate/languages.js';
+import { PROVIDER_SLUGS } from '../providers/registry.js';
+import type { FailureReason, Unresponsive } from '../providers/types.js';
+import type { CardsResponse, MapAnswer } from './cards/index.js';
+import type { InstantResponse } from './instant/index.js';
+import { HANDLERS } from './instant/registry.js';
+import type { InstantAnswer } from './instant/types.js';
+import type { MapsResponse } from './maps.js';
+import type { MediaResponse } from './media.js';
+import type { WebResult } from './merge.js';
+import type { SearchOutcome } from './outcome.js';
+import { ENGINE_SLUGS } from './params.js';
+import type { SimilarImagesResponse } from './similar-images.js';
+import type { SuggestResponse } from './suggest.js';
+import type { LanguagesResponse, TranslateResponse } from './translate.js';
+import type { WebResponse } from './web.js';
+
+/*
+ * The 200 bodies of the search endpoints (and the 502 of the provider-backed
+ * ones) as zod schemas: the OpenAPI document at /api/v1/schema/ is generated
+ * from them (routes/api/openapi.ts). Each is checked at compile time against
+ * the TypeScript type the feature module really answers (the `_Checks` tuple
+ * at the end), so a field added to a response type without its schema (or
+ * the other way round) fails type-checking.
+ *
+ * Instant answers and the provider cards are provider-shaped: their fixed
+ * fields are described, and further properties are allowed.
+ */
+
+const text = (description: string) => z.string().meta({ description });
+
+/** Any provider slug (unresponsive providers may be media, maps or card providers too). */
+const providerSlugSchema = z.enum(PROVIDER_SLUGS);
+/** The slugs of the web engines (the `engine` parameter's values). */
+const engineSlugSchema = z.enum(ENGINE_SLUGS);
+
+const FAILURE_REASONS = ['timeout', 'error', 'rate_limited', 'unavailable'] as const satisfies readonly FailureReason[];
+
+export const unresponsiveSchema = z
+  .object({
+    engine: providerSlugSchema.meta({ description: 'The provider asked.' }),
+    reason: z.enum(FAILURE_REASONS).meta({
+      description:
+        'timeout: no answer in time; error: a failed answer; rate_limited: the provider refused for its own limits; unavailable: skipped while it keeps failing.',
+    }),
+  })
+  .meta({ description: 'A provider asked for this request that failed or timed out.' });
+
+const unresponsiveList = z
+  .array(unresponsiveSchema)
+  .meta({ description: 'Providers asked that failed or timed out (empty results with none here: nothing matched).' });
+const engineList = z.array(engineSlugSchema).meta({ description: 'The engines in the requested scope.' });
+const pageField = z.number().int().meta({ description: 'Page number (1 to 50).' });
+
+// --- web -------------------------------------------------------------------
+
+export const webResultSchema = z.object({
+  title: z.string(),
+  url: text('Result URL.'),
+  description: text('Snippet, with the query terms highlighted.'),
+  display_url: text('Shortened host form of the URL.'),
+  favicon_url: z.string(),
+  age: text('Human-readable relative age, or "".'),
+  sitelinks: z.array(z.unknown()),
+  source: text('The engine that returned it, `both` for two engines, `all` for three or more.'),
+  source_label: text('Display names of the contributing engines (provider_01 left out), joined with " · ".'),
+});
+
+export const webResponseSchema = z.object({
+  query: text('The query used.'),
+  tab: z.literal('web'),
+  page: pageField,
+  engine: engineList,
+  correction: text('Suggested spelling correction, or "".'),
+  results: z.array(webResultSchema),
+  unresponsive: unresponsiveList,
+});
+
+// --- images, news, videos ----------------------------------------------------
+
+export const imageResultSchema = z.object({
+  title: z.string(),
+  url: text('The page the image is on.'),
+  source: text('Host name of that page.'),
+  thumbnail: text('Thumbnail URL.'),
+});
+
+export const newsResultSchema = z.object({
+  title: z.string(),
+  url: z.string(),
+  description: z.string(),
+  age: text('Relative age.'),
+  source: text('Publisher name.'),
+  hostname: z.string(),
+  thumbnail: text('Thumbnail URL, or "".'),
+});
+
+export const videoResultSchema = z.object({
+  title: z.string(),
+  url: z.string(),
+  age: text('Relative age.'),
+  source: z.string(),
+  duration: text('minutes:seconds, or "".'),
+  hostname: z.string(),
+  thumbnail: text('Thumbnail URL, or "".'),
+});
+
+function mediaResponse<T extends 'images' | 'news' | 'videos', R extends z.ZodType>(tab: T, result: R) {
+  return z.object({
+    query: text('The query used.'),
+    tab: z.literal(tab),
+    page: pageField,
+    engine: engineList,
+    results: z.array(result),
+    unresponsive: unresponsiveList,
+  });
+}
+
+export const imagesResponseSchema = mediaResponse('images', imageResultSchema);
+export const newsResponseSchema = mediaResponse('news', newsResultSchema);
+export const videosResponseSchema = mediaResponse('videos', videoResultSchema);
+
+export const similarImagesResponseSchema = z.object({
+  query: text('The seed actually searched (the cleaned caption, else the page query).'),
+  engine: engineList,
+  results: z.array(imageResultSchema),
+  unresponsive: unresponsiveList,
+});
+
+// --- maps --------------------------------------------------------------------
+
+export const placeSchema = z.object({
+  name: z.string(),
+  display_name: text('The full comma-separated name.'),
+  lat: z.number().meta({ description: 'Latitude, rounded to 6 decimal places.' }),
+  lon: z.number().meta({ description: 'Longitude, rounded to 6 decimal places.' }),
+  category: z.string(),
+  type: z.string(),
+  addresstype: z.string(),
+  importance: z.number(),
+  embed_url: text('URL of an embeddable map.'),
+  mini_embed_url: text('URL of a smaller embeddable map.'),
+  osm_url: text('URL of the place on OpenStreetMap.'),
+  directions_url: text('URL of a directions page.'),
+  geo_uri: text('geo: URI of the place.'),
+});
+
+export const mapsResponseSchema = z.object({
+  query: text('The query (geocoding), or "" (reverse geocoding).'),
+  places: z.array(placeSchema).meta({ description: 'Reverse geocoding: exactly one place.' }),
+});
+
+// --- translation ---------------------------------------------------------------
+
+export const translateResponseSchema = z.object({
+  source: text('Source language code used (`auto` when detecting).'),
+  target: text('Target language code.'),
+  translated_text: z.string(),
+  detected_lang: text('The detected language when the source was `auto`; otherwise "".'),
+});
+
+export const languageSchema = z.object({ code: z.string(), name: z.string() });
+
+export const languagesResponseSchema = z.object({ languages: z.array(languageSchema) });
+
+// --- suggestions ------------------------------------------------------------------
+
+export const suggestResponseSchema = z.object({
+  query: z.string(),
+  suggestions: z.array(z.string()),
+});
+
+// --- instant answers -----------------------------------------------------------------
+
+const ANSWER_TYPES = HANDLERS.map((h) => h.type);
+
+export const instantAnswerSchema = z
+  .looseObject({
+    type: z.enum(ANSWER_TYPES).meta({ description: 'The kind of answer; the other fields depend on it.' }),
+    query: text('The query the answer is for.'),
+  })
+  .meta({ description: 'An instant answer: provider-shaped, its fields depend on `type`.' });
+
+export const instantResponseSchema = z.object({
+  query: z.string(),
+  answer: instantAnswerSchema.nullable().meta({ description: 'null when the query is not answered inline.' }),
+});
+
+// --- knowledge cards ---------------------------------------------------------------------
+
+export const wikipediaCardSchema = z
+  .looseObject({
+    title: z.string(),
+    description: z.string(),
+    extract: z.string(),
+    url: text("The article's desktop URL."),
+    thumbnail: text('An image URL, or "".'),
+    wikibase_item: text('The Wikidata item id (Q…), or "".'),
+  })
+  .meta({ description: 'The Wikipedia article the query names.' });
+
+const castMemberSchema = z.looseObject({ name: z.string(), character: z.string(), profile: z.string() });
+const crewMemberSchema = z.looseObject({ name: z.string(), job: z.string(), profile: z.string() });
+
+export const tvdbCardSchema = z
+  .looseObject({
+    title: z.string(),
+    year: z.string(),
+    media_type: z.enum(['movie', 'series']),
+    overview: z.string(),
+    poster: z.string(),
+    backdrop: z.string(),
+    genres: z.array(z.string()),
+    tagline: z.string(),
+    status: z.string(),
+    cast: z.array(castMemberSchema),
+    crew: z.array(crewMemberSchema),
+    url: z.string(),
+  })
+  .meta({ description: 'A film or a series (TheTVDB).' });
+
+export const tripadvisorCardSchema = z
+  .looseObject({
+    name: z.string(),
+    geo: text('The town or area the place is in.'),
+    address: z.string(),
+    rating: z.number().nullable(),
+    rating_bubbles: z.array(z.enum(['full', 'half', 'empty'] as const satisfies readonly RatingBubble[])),
+    num_reviews: z.number().int(),
+    description: z.string(),
+    url: z.string(),
+    latitude: z.number().nullable(),
+    longitude: z.number().nullable(),
+  })
+  .meta({ description: 'A restaurant, hotel or attraction (Tripadvisor).' });
+
+const stackExchangeAnswerSchema = z.looseObject({
+  body: text('Sanitised HTML.'),
+  is_long: z.boolean(),
+  score: z.number().int(),
+  is_accepted: z.boolean(),
+  url: z.string(),
+});
+
+export const stackExchangeCardSchema = z
+  .looseObject({
+    title: z.string(),
+    url: z.string(),
+    site_name: z.string(),
+    score: z.number().int(),
+    answer_count: z.number().int(),
+    view_count: z.number().int(),
+    is_answered: z.boolean(),
+    tags: z.array(z.string()),
+    answer: stackExchangeAnswerSchema.nullable(),
+  })
+  .meta({ description: 'The best-matching Stack Exchange question and its top answer.' });
+
+export const mapAnswerSchema = z
+  .object({ type: z.literal('map'), place: placeSchema, query: z.string() })
+  .meta({ description: 'The map quick answer: the first place found for the query.' });
+
+export const cardsResponseSchema = z.object({
+  query: z.string(),
+  wikipedia: wikipediaCardSchema.nullable(),
+  thetvdb: tvdbCardSchema.nullable(),
+  tripadvisor: tripadvisorCardSchema.nullable(),
+  stackexchange: stackExchangeCardSchema.nullable(),
+  map: mapAnswerSchema.nullable(),
+});
+
+// --- errors of the search endpoints ---------------------------------------------------------
+
+export const detailSchema = z.object({ detail: z.string() }).meta({ description: 'An error.' });
+
+export const allFailedSchema = z
+  .object({ detail: z.string(), unresponsive: z.array(unresponsiveSchema) })
+  .meta({ description: 'Every provider asked failed (never an empty result that reads as "nothing matched").' });
+
+/** Schemas named in the OpenAPI document's components (the rest are inlined where used). */
+export const SEARCH_COMPONENT_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
+  Unresponsive: unresponsiveSchema,
+  WebResult: webResultSchema,
+  ImageResult: imageResultSchema,
+  NewsResult: newsResultSchema,
+  VideoResult: videoResultSchema,
+  Place: placeSchema,
+  Language: languageSchema,
+  InstantAnswer: instantAnswerSchema,
+  WikipediaCard: wikipediaCardSchema,
+  TvdbCard: tvdbCardSchema,
+  TripadvisorCard: tripadvisorCardSchema,
+  StackExchangeCard: stackExchangeCardSchema,
+  MapAnswer: mapAnswerSchema,
+  WebResponse: webResponseSchema,
+  ImagesResponse: imagesResponseSchema,
+  SimilarImagesResponse: similarImagesResponseSchema,
+  NewsResponse: newsResponseSchema,
+  VideosResponse: videosResponseSchema,
+  MapsResponse: mapsResponseSchema,
+  TranslateResponse: translateResponseSchema,
+  LanguagesResponse: languagesResponseSchema,
+  SuggestResponse: suggestResponseSchema,
+  InstantResponse: instantResponseSchema,
+  CardsResponse: cardsResponseSchema,
+  Detail: detailSchema,
+  AllProvidersFailed: allFailedSchema,
+};
+
+// --- compile-time checks: each schema describes exactly the type it documents ------------------
+
+/** A and B are assignable to each other. */
+export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** An object type without its index signature (what a loose schema adds). */
+export type Known<T> = { [K in keyof T as string extends K ? never : K]: T[K] };
+/** A loose (provider-shaped) schema's known fields compared with the interface it describes. */
+type Card<S extends z.ZodType, T> = Same<Known<z.output<S>>, T>;
+/** Fails type-checking unless T is true. */
+export type Check<T extends true> = T;
+
+type AllFailedBody = Extract<SearchOutcome<never>, { status: 502 }>['body'];
+type CardsOutput = z.output<typeof cardsResponseSchema>;
+
+export type _Checks = [
+  Check<Same<z.output<typeof unresponsiveSchema>, Unresponsive>>,
+  Check<Same<z.output<typeof webResultSchema>, WebResult>>,
+  Check<Same<z.output<typeof webResponseSchema>, WebResponse>>,
+  Check<Same<z.output<typeof imageResultSchema>, ImageResult>>,
+  Check<Same<z.output<typeof newsResultSchema>, NewsResult>>,
+  Check<Same<z.output<typeof videoResultSchema>, VideoResult>>,
+  Check<Same<z.output<typeof imagesResponseSchema>, MediaResponse<'images'>>>,
+  Check<Same<z.output<typeof newsResponseSchema>, MediaResponse<'news'>>>,
+  Check<Same<z.output<typeof videosResponseSchema>, MediaResponse<'videos'>>>,
+  Check<Same<z.output<typeof similarImagesResponseSchema>, SimilarImagesResponse>>,
+  Check<Same<z.output<typeof placeSchema>, Place>>,
+  Check<Same<z.output<typeof mapsResponseSchema>, MapsResponse>>,
+  Check<Same<z.output<typeof translateResponseSchema>, TranslateResponse>>,
+  Check<Same<z.output<typeof languageSchema>, Language>>,
+  Check<Same<z.output<typeof languagesResponseSchema>, LanguagesResponse>>,
+  Check<Same<z.output<typeof suggestResponseSchema>, SuggestResponse>>,
+  Check<Same<z.output<typeof instantAnswerSchema>, InstantAnswer>>,
+  Check<Same<z.output<typeof instantResponseSchema>, InstantResponse>>,
+  Check<Card<typeof wikipediaCardSchema, WikipediaCard>>,
+  Check<Card<typeof castMemberSchema, TvdbCastMember>>,
+  Check<Card<typeof crewMemberSchema, TvdbCrewMember>>,
+  Check<Same<Omit<Known<z.output<typeof tvdbCardSchema>>, 'cast' | 'crew'>, Omit<TvdbCard, 'cast' | 'crew'>>>,
+  Check<Card<typeof tripadvisorCardSchema, TripadvisorCard>>,
+  Check<Card<typeof stackExchangeAnswerSchema, StackExchangeAnswer>>,
+  Check<Same<Omit<Known<z.output<typeof stackExchangeCardSchema>>, 'answer'>, Omit<StackExchangeCard, 'answer'>>>,
+  Check<Same<z.output<typeof mapAnswerSchema>, MapAnswer>>,
+  Check<Same<keyof CardsOutput, keyof CardsResponse>>,
+  Check<Same<CardsOutput['query'] | CardsOutput['map'], CardsResponse['query'] | CardsResponse['map']>>,
+  Check<Same<z.output<typeof allFailedSchema>, AllFailedBody>>,
+];

@@ -1,0 +1,277 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { alertMessage } from '../../src/alerts/sender.js';
+import { parseConfig } from '../../src/config/index.js';
+import type { ProviderSlug } from '../../src/providers/types.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+
+/*
+ * Webhooks on provider state changes: two app instances on one database and
+ * a local receiver. Each change is delivered exactly once whichever instance
+ * saw it (decided in Postgres), changes made together arrive as one digest,
+ * a failing receiver is retried with back-off, and a hanging one holds up
+ * nothing else.
+ */
+
+// Wide enough that five flushes on a loaded 2-core machine still land in one window.
+const WINDOW_MS = 1000;
+
+interface Received {
+  at: number;
+  headers: http.IncomingHttpHeaders;
+  body: Record<string, unknown> & { changes?: Record<string, unknown>[] };
+}
+
+interface Receiver {
+  url: string;
+  received: Received[];
+  /** Answers with these statuses first (then 200); 'hang' never answers. */
+  script(statuses: (number | 'hang')[]): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const received: Received[] = [];
+  let script: (number | 'hang')[] = [];
+  const hanging = new Set<http.ServerResponse>();
+  const server = http.createServer((req, res) => {
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (text += chunk));
+    req.on('end', () => {
+      received.push({ at: Date.now(), headers: req.headers, body: JSON.parse(text) });
+      const next = script.shift() ?? 200;
+      if (next === 'hang') {
+        hanging.add(res);
+        return;
+      }
+      res.writeHead(next, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/secret-path-token`,
+    received,
+    script(statuses) {
+      script = [...statuses];
+    },
+    reset() {
+      received.length = 0;
+      script = [];
+      for (const res of hanging) res.destroy();
+      hanging.clear();
+    },
+    async close() {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let db: TestDatabase;
+let receiver: Receiver;
+let a: TestApp;
+let b: TestApp;
+
+/** Records one outcome on an instance and writes it now (as a search or probe would, write-behind). */
+async function observe(app: TestApp, provider: ProviderSlug, ok: boolean, error = 'connection refused') {
+  app.app.health.recorder.resetThrottle(provider);
+  app.app.health.recorder.record({ provider, ok, error: ok ? undefined : error, latencyMs: 5, source: 'query' });
+  await app.app.health.recorder.flush();
+}
+
+async function outboxRows(): Promise<number> {
+  const { rows } = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM alert_outbox');
+  return Number(rows[0]!.n);
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  receiver = await startReceiver();
+  const env = { ALERT_WEBHOOK_URLS: receiver.url, ALERT_DIGEST_WINDOW_MS: String(WINDOW_MS) };
+  [a, b] = await Promise.all([buildTestApp(db, env), buildTestApp(db, env)]);
+});
+
+afterEach(() => {
+  receiver.reset();
+});
+
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+  await receiver?.close();
+  await db?.drop();
+});
+
+describe('alert webhooks', () => {
+  it('sends each change once across two instances: up to down, then down to up', async () => {
+    // First observations (no state before): nothing to announce.
+    await Promise.all([observe(a, 'provider_02', true), observe(b, 'provider_02', true)]);
+    await sleep(WINDOW_MS * 2);
+    expect(receiver.received).toEqual([]);
+    expect(await outboxRows()).toBe(0);
+
+    // Both instances see it fail at the same moment: one change, decided once.
+    await Promise.all([observe(a, 'provider_02', false, 'timeout A'), observe(b, 'provider_02', false, 'timeout B')]);
+    await waitFor(() => receiver.received.length >= 1);
+    await sleep(WINDOW_MS * 3);
+    expect(receiver.received).toHaveLength(1);
+    const down = receiver.received[0]!;
+    expect(down.headers['content-type']).toBe('application/json');
+    expect(down.headers['x-sift-event']).toBe('provider_state_changed');
+    expect(down.body).toMatchObject({
+      event: 'provider_state_changed',
+      slug: 'provider_02',
+      name: 'Mojeek',
+      group: 'engine',
+      old_state: 'up',
+      new_state: 'down',
+    });
+    expect(['timeout A', 'timeout B']).toContain(down.body.last_error);
+    expect(new Date(String(down.body.changed_at)).toISOString()).toBe(down.body.changed_at);
+    expect(String(down.body.text)).toMatch(/^Sift: Mojeek \(provider_02, engine\) is down: timeout [AB]\.$/);
+
+    // Still failing: no change, nothing sent.
+    await observe(b, 'provider_02', false, 'timeout again');
+    await sleep(WINDOW_MS * 2);
+    expect(receiver.received).toHaveLength(1);
+
+    // Back up, seen by both: one message, naming the error it recovered from.
+    await Promise.all([observe(a, 'provider_02', true), observe(b, 'provider_02', true)]);
+    await waitFor(() => receiver.received.length >= 2);
+    await sleep(WINDOW_MS * 3);
+    expect(receiver.received).toHaveLength(2);
+    expect(receiver.received[1]!.body).toMatchObject({
+      slug: 'provider_02',
+      old_state: 'down',
+      new_state: 'up',
+      last_error: 'timeout again',
+    });
+    expect(await outboxRows()).toBe(0);
+  });
+
+  it('sends one digest when several providers flip together, even on different instances', async () => {
+    const slugs: ProviderSlug[] = ['provider_01', 'provider_03', 'provider_05', 'provider_06', 'provider_08'];
+    for (const slug of slugs) await observe(a, slug, true);
+    // Whatever that announced (nothing, or a row left by an earlier state) is out before the outage.
+    await waitFor(async () => (await outboxRows()) === 0);
+    await sleep(WINDOW_MS * 2);
+    receiver.reset();
+
+    // A network outage: every provider fails within the window, seen by either instance (one
+    // status write on each, at the same moment).
+    await Promise.all(
+      [a, b].map((app, n) => {
+        const recorder = app.app.health.recorder;
+        for (const slug of slugs.filter((_, i) => i % 2 === n)) {
+          recorder.resetThrottle(slug);
+          recorder.record({ provider: slug, ok: false, error: 'connect ECONNREFUSED', latencyMs: 5, source: 'query' });
+        }
+        return recorder.flush();
+      }),
+    );
+    await waitFor(() => receiver.received.length >= 1);
+    await sleep(WINDOW_MS * 3);
+    expect(receiver.received).toHaveLength(1);
+    const digest = receiver.received[0]!.body;
+    expect(digest.event).toBe('provider_state_digest');
+    expect(digest.count).toBe(5);
+    expect(digest.changes!.map((c) => c.slug).sort()).toEqual(slugs);
+    for (const change of digest.changes!) {
+      expect(change).toMatchObject({ old_state: 'up', new_state: 'down', last_error: 'connect ECONNREFUSED' });
+      expect(typeof change.name).toBe('string');
+      expect(typeof change.group).toBe('string');
+    }
+    expect(String(digest.text)).toMatch(/^Sift: 5 provider state changes \(down: /);
+  });
+
+  it('retries a failing receiver with growing delays until it takes the message, once', async () => {
+    await observe(a, 'provider_04', true);
+    await sleep(WINDOW_MS * 2);
+    receiver.reset();
+    receiver.script([500, 503]);
+
+    await observe(b, 'provider_04', false, 'HTTP 500');
+    await waitFor(() => receiver.received.length >= 3, 8000);
+    await waitFor(async () => (await outboxRows()) === 0);
+    await sleep(WINDOW_MS * 3);
+    expect(receiver.received).toHaveLength(3);
+    for (const r of receiver.received) expect(r.body).toMatchObject({ slug: 'provider_04', new_state: 'down' });
+    const [first, second, third] = receiver.received.map((r) => r.at);
+    // Back-off: the window, then twice the window.
+    expect(second! - first!).toBeGreaterThanOrEqual(WINDOW_MS - 50);
+    expect(third! - second!).toBeGreaterThanOrEqual(2 * WINDOW_MS - 50);
+  });
+
+  it('never holds up status writes, requests or shutdown while a receiver hangs', async () => {
+    const c = await buildTestApp(db, {
+      ALERT_WEBHOOK_URLS: receiver.url,
+      ALERT_DIGEST_WINDOW_MS: '50',
+    });
+    await observe(c, 'provider_09', true);
+    await sleep(200);
+    receiver.reset();
+    receiver.script(['hang']);
+
+    const started = Date.now();
+    await observe(c, 'provider_09', false);
+    expect(Date.now() - started).toBeLessThan(500);
+    await waitFor(() => receiver.received.length >= 1);
+    // The delivery hangs; the app still answers at once (its roll-up reads the state just written).
+    const asked = Date.now();
+    const res = await c.app.inject({ url: '/status/health' });
+    expect((res.json() as { down: string[] }).down).toContain('provider_09');
+    expect(Date.now() - asked).toBeLessThan(500);
+    const closing = Date.now();
+    await c.close();
+    expect(Date.now() - closing).toBeLessThan(2000);
+    // The abandoned delivery is still queued (under its lease) for a later attempt.
+    expect(await outboxRows()).toBe(1);
+    await db.pool.query('DELETE FROM alert_outbox');
+  });
+
+  it('reads ALERT_WEBHOOK_URLS as a list of http(s) URLs, never echoing a bad one (it may hold a secret)', () => {
+    const config = parseConfig({ ALERT_WEBHOOK_URLS: 'https://hooks.example/a, http://10.0.0.2:9000/b' });
+    expect(config.ALERT_WEBHOOK_URLS).toEqual(['https://hooks.example/a', 'http://10.0.0.2:9000/b']);
+    expect(parseConfig({}).ALERT_WEBHOOK_URLS).toEqual([]);
+    expect(() => parseConfig({ ALERT_WEBHOOK_URLS: 'https://ok.example/a,ftp://user:hunter2@x/y' })).toThrow(
+      /^(?![\s\S]*hunter2)[\s\S]*ALERT_WEBHOOK_URLS: must be a comma list of http\(s\) URLs/,
+    );
+  });
+
+  it('writes the digest and single bodies with every documented field', () => {
+    const change = {
+      slug: 'provider_13',
+      name: 'OpenStreetMap Nominatim',
+      group: 'maps',
+      old_state: 'down' as const,
+      new_state: 'up' as const,
+      last_error: 'timeout',
+      changed_at: '2025-01-01T00:00:00.000Z',
+    };
+    expect(alertMessage([change])).toEqual({
+      event: 'provider_state_changed',
+      text: 'Sift: OpenStreetMap Nominatim (provider_13, maps) is back up.',
+      ...change,
+    });
+    expect(alertMessage([change, { ...change, slug: 'provider_14', name: 'Frankfurter' }])).toMatchObject({
+      event: 'provider_state_digest',
+      count: 2,
+      text: 'Sift: 2 provider state changes (up: OpenStreetMap Nominatim, Frankfurter).',
+    });
+  });
+});

@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { ENV_VARIABLES } from '../../src/config/index.js';
+
+/*
+ * docker-compose.yml and deploy/Caddyfile, read as data (CI also runs
+ * `docker compose config`, and starts the stack, where Docker is there):
+ * PostgreSQL, two Sift replicas on one DATABASE_URL, Caddy in front on the one
+ * published port, every health check on /up.
+ */
+
+interface Service {
+  build?: unknown;
+  image?: string;
+  environment?: Record<string, string>;
+  healthcheck?: { test: string[] };
+  depends_on?: Record<string, { condition: string }>;
+  ports?: string[];
+  volumes?: string[];
+}
+
+const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as {
+  services: Record<string, Service>;
+  volumes: Record<string, unknown>;
+};
+const caddyfile = readFileSync('deploy/Caddyfile', 'utf8');
+const services = compose.services;
+const replicas = ['sift-1', 'sift-2'];
+
+describe('docker-compose.yml', () => {
+  it('has PostgreSQL, two Sift replicas built from this repository, and Caddy', () => {
+    expect(Object.keys(services).sort()).toEqual(['caddy', 'postgres', 'sift-1', 'sift-2']);
+    for (const name of replicas) {
+      expect(services[name]!.build, name).toBe('.');
+      expect(services[name]!.image, name).toBe('sift:local');
+    }
+    expect(services.postgres!.image).toMatch(/^postgres:\d+/);
+    expect(services.caddy!.image).toMatch(/^caddy:2/);
+  });
+
+  it('points both replicas at the compose PostgreSQL with one DATABASE_URL', () => {
+    const urls = replicas.map((name) => services[name]!.environment!.DATABASE_URL);
+    expect(new Set(urls).size).toBe(1);
+    const pg = services.postgres!.environment!;
+    const url = new URL(urls[0]!.replace(`\${POSTGRES_PASSWORD:-sift}`, 'password'));
+    expect(url.protocol).toBe('postgres:');
+    expect(url.hostname).toBe('postgres');
+    expect(url.port).toBe('5432');
+    expect(url.username).toBe(pg.POSTGRES_USER);
+    expect(url.pathname).toBe(`/${pg.POSTGRES_DB}`);
+    // The same password expression on both sides.
+    expect(urls[0]).toContain(`:${pg.POSTGRES_PASSWORD}@`);
+    // Nothing but Sift's own variables, each valid as set.
+    for (const name of replicas) {
+      for (const variable of Object.keys(services[name]!.environment!)) {
+        expect(ENV_VARIABLES, `${name} sets ${variable}`).toContain(variable);
+      }
+      expect(services[name]!.environment!.TRUST_PROXY).toBe('1');
+    }
+  });
+
+  it('checks health on /up: replicas, load balancer and its upstreams; PostgreSQL with pg_isready', () => {
+    for (const name of replicas) {
+      const test = services[name]!.healthcheck!.test.join(' ');
+      expect(test, name).toContain(`127.0.0.1:${services[name]!.environment!.PORT}/up`);
+    }
+    expect(services.caddy!.healthcheck!.test.join(' ')).toMatch(/\/up\b/);
+    expect(services.postgres!.healthcheck!.test).toContain('pg_isready');
+    expect(caddyfile).toMatch(/^\s*health_uri \/up$/m);
+    const upstreams = /reverse_proxy ([^{]+)\{/.exec(caddyfile)![1]!.trim().split(/\s+/);
+    expect(upstreams).toEqual(replicas.map((name) => `${name}:${services[name]!.environment!.PORT}`));
+  });
+
+  it('starts each part after what it needs is healthy', () => {
+    for (const name of replicas) expect(services[name]!.depends_on!.postgres!.condition).toBe('service_healthy');
+    expect(services['sift-2']!.depends_on!['sift-1']!.condition).toBe('service_healthy');
+    for (const name of replicas) expect(services.caddy!.depends_on![name]!.condition).toBe('service_healthy');
+  });
+
+  it('publishes one port, the load balancer', () => {
+    const published = Object.entries(services).flatMap(([name, s]) => (s.ports ?? []).map((p) => [name, p]));
+    expect(published).toEqual([['caddy', `\${SIFT_PORT:-8000}:80`]]);
+    expect(caddyfile).toMatch(/^:80 \{$/m);
+  });
+
+  it('keeps data in named volumes', () => {
+    expect(services.postgres!.volumes).toEqual(['postgres-data:/var/lib/postgresql']);
+    for (const name of replicas) expect(services[name]!.volumes).toEqual(['sift-data:/data']);
+    expect(Object.keys(compose.volumes).sort()).toEqual(['caddy-data', 'postgres-data', 'sift-data']);
+  });
+});
