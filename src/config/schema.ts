@@ -221,6 +221,9 @@ export const envSchema = z.object({
   SIFT_USER_AGENT: str('Sift/0.1 (self-hosted metasearch; +https://github.com/sift-search/sift)'),
   DISABLED_PROVIDERS: list(),
   SEARCH_CACHE_MAX_MB: int(4, 1, 4096),
+  PROVIDER_SUSPEND_AFTER_FAILURES: int(5, 0, 1000),
+  PROVIDER_SUSPEND_FIRST_SECONDS: int(5, 1, 86400),
+  PROVIDER_SUSPEND_MAX_SECONDS: int(300, 1, 86400),
 
   // Provider credentials
   BRAVE_API_KEY: optionalStr(),

@@ -19,9 +19,11 @@ const ERROR_SNIPPET_BYTES = 2048;
 export class HttpFailure extends Error {
   override name = 'HttpFailure';
   constructor(
-    readonly kind: Exclude<FailureKind, 'not_configured'>,
+    readonly kind: Exclude<FailureKind, 'not_configured' | 'suspended'>,
     message: string,
     readonly status?: number,
+    /** Retry-After of a 429 or 503, in ms. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }
@@ -199,7 +201,9 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     if (statusCode < 200 || statusCode > 299) {
       this.errorBody = true;
       const retryAfter = headers['retry-after'];
-      if (statusCode === 429 && typeof retryAfter === 'string') this.retryAfter = oneLine(retryAfter, 40);
+      if ((statusCode === 429 || statusCode === 503) && typeof retryAfter === 'string') {
+        this.retryAfter = oneLine(retryAfter, 40);
+      }
       return;
     }
     const declared = Number(headers['content-length']);
@@ -260,9 +264,12 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   private failWithStatus(): void {
     const snippet = readableSnippet(Buffer.concat(this.chunks).subarray(0, ERROR_SNIPPET_BYTES));
     const detail = snippet ? `: ${this.clean(snippet)}` : '';
+    const wait = this.retryAfter ? ` (Retry-After: ${this.clean(this.retryAfter)})` : '';
+    const retryAfterMs = this.retryAfter ? retryAfterToMs(this.retryAfter) : undefined;
     if (this.status === 429) {
-      const wait = this.retryAfter ? ` (Retry-After: ${this.clean(this.retryAfter)})` : '';
-      this.fail(new HttpFailure('rate_limited', `HTTP 429 rate limited${wait}${detail}`, 429));
+      this.fail(new HttpFailure('rate_limited', `HTTP 429 rate limited${wait}${detail}`, 429, retryAfterMs));
+    } else if (this.status === 503 && retryAfterMs !== undefined) {
+      this.fail(new HttpFailure('http_status', `HTTP 503${wait}${detail}`, 503, retryAfterMs));
     } else if (this.status >= 300 && this.status <= 399) {
       // A redirect's body says nothing; what matters is that it was not (or no longer) followed.
       const why = this.req.followRedirects ? 'too many redirects' : 'redirect not followed';
@@ -354,4 +361,16 @@ async function decode(raw: Buffer, enc: string, max: number): Promise<Buffer> {
 
 function formatBytes(n: number): string {
   return n >= 1024 * 1024 ? `${Math.round(n / (1024 * 1024))} MB` : `${Math.round(n / 1024)} KB`;
+}
+
+/** Retry-After (delta-seconds or an HTTP date) in ms from now; undefined when unreadable or not in the future. */
+export function retryAfterToMs(value: string, now = Date.now()): number | undefined {
+  const text = value.trim();
+  if (/^\d{1,10}$/.test(text)) {
+    const seconds = Number(text);
+    return seconds > 0 ? seconds * 1000 : undefined;
+  }
+  const at = Date.parse(text);
+  if (!Number.isFinite(at) || !/[a-z]/i.test(text)) return undefined;
+  return at > now ? at - now : undefined;
 }

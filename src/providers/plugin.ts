@@ -4,6 +4,7 @@ import type { HealthRecorder } from './health-recorder.js';
 import { type StatusReader, createStatusReader } from './health-store.js';
 import { type ProbeScheduler, runProbes, startProbeScheduler } from './probes.js';
 import { createProviderServices } from './services.js';
+import type { ProviderSuspensions } from './suspension.js';
 
 /*
  * Decorates the app with the upstream machinery: app.providers (what is
@@ -19,6 +20,8 @@ export interface HealthServices {
   reader: StatusReader;
   /** Runs the probes once now (under the probe lock); false when another instance holds it. */
   probeNow(): Promise<boolean>;
+  /** Providers this instance's searches skip for now. */
+  suspensions: ProviderSuspensions;
 }
 
 declare module 'fastify' {
@@ -34,7 +37,7 @@ async function providersPlugin(app: FastifyInstance): Promise<void> {
     cache: app.searchCache,
     onCall: app.metrics?.upstreamCall,
   });
-  const { providers, recorder, runner } = services;
+  const { providers, recorder, runner, suspensions } = services;
   const reader = createStatusReader(app.pool);
   recorder.onStatusWritten(() => reader.invalidate());
 
@@ -63,6 +66,7 @@ async function providersPlugin(app: FastifyInstance): Promise<void> {
     recorder,
     reader,
     probeNow: () => (scheduler ?? (oneShot ??= makeScheduler(0))).runOnce(),
+    suspensions,
   } satisfies HealthServices);
 
   app.lifecycle.onFlush('provider-health', () => recorder.flush());

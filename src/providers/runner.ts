@@ -2,6 +2,7 @@ import { estimateBytes, type SearchCache } from './cache.js';
 import type { HealthRecorder, ObservationSource } from './health-recorder.js';
 import { HttpFailure, type HttpClient } from './http.js';
 import { oneLine, redactSecrets, requestSecrets, safeUrl } from './redact.js';
+import type { ProviderSuspensions } from './suspension.js';
 import {
   type FlowSteps,
   type Gathered,
@@ -29,6 +30,10 @@ import {
  * - A flow (several dependent calls: login then search, geocode then
  *   forecast) runs its steps through the same machinery and is cached as a
  *   whole.
+ * - A suspended provider (suspension.ts) is not called by searches: its
+ *   tasks fail at once as `unavailable`, nothing recorded; cached answers are
+ *   still served. Searches' failures feed the suspensions, every success
+ *   (probes' too) lifts them.
  */
 
 export interface RunnerLog {
@@ -44,6 +49,8 @@ export interface RunnerDeps {
   log?: RunnerLog;
   /** Configured secrets, scrubbed from failure text and masked out of cache keys. */
   secrets?: string[];
+  /** Skips providers that keep failing (none: never skipped). */
+  suspensions?: ProviderSuspensions;
   /** Told of every finished call (metrics; absent when metrics are off). */
   onCall?: (
     provider: ProviderSlug,
@@ -69,7 +76,9 @@ export function unresponsiveOf(outcomes: readonly Gathered<unknown>[]): Unrespon
 
 function asUpstreamError(provider: ProviderSlug, err: unknown): UpstreamError {
   if (err instanceof UpstreamError) return err;
-  if (err instanceof HttpFailure) return new UpstreamError(provider, err.kind, err.message, err.status);
+  if (err instanceof HttpFailure) {
+    return new UpstreamError(provider, err.kind, err.message, err.status, err.retryAfterMs);
+  }
   return new UpstreamError(provider, 'bad_response', 'unexpected failure while reading the response');
 }
 
@@ -121,12 +130,15 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
         throw new UpstreamError(provider, 'bad_response', `unexpected response shape${why}`, res.status);
       }
       deps.recorder.record({ provider, ok: true, latencyMs: performance.now() - started, source });
+      deps.suspensions?.succeeded(provider);
       deps.onCall?.(provider, source, 'ok', (performance.now() - started) / 1000);
       return value;
     } catch (err) {
       const failure = asUpstreamError(provider, err);
       deps.recorder.record({ provider, ok: false, error: failure.message, latencyMs: performance.now() - started, source });
       deps.onCall?.(provider, source, failure.kind, (performance.now() - started) / 1000);
+      // Probes run whatever the suspensions say, and their failures do not extend them.
+      if (source === 'query') deps.suspensions?.failed(failure);
       deps.log?.warn(
         { provider, kind: failure.kind, status: failure.status, url: safeUrl(call.request.url), error: failure.message },
         'upstream call failed',
@@ -152,10 +164,22 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
     return mask(body === undefined ? `${call.provider} ${method} ${url}` : `${call.provider} ${method} ${url} ${body}`);
   }
 
+  /** Rejects at once while the provider is suspended; else runs `fetch`. */
+  function unlessSuspended<T>(provider: ProviderSlug, fetch: () => Promise<T>): () => Promise<T> {
+    const suspensions = deps.suspensions;
+    if (!suspensions) return fetch;
+    return () => {
+      const wait = suspensions.remainingMs(provider);
+      return wait > 0 ? Promise.reject(suspended(provider, wait)) : fetch();
+    };
+  }
+
   function runFlow<T>(flow: ProviderFlow<T>, signal?: AbortSignal): Promise<T> {
     const steps: FlowSteps = {
       call: (call) => {
         if (!allowed(call)) return Promise.reject(notConfigured(call.provider));
+        const wait = deps.suspensions?.remainingMs(call.provider) ?? 0;
+        if (wait > 0) return Promise.reject(suspended(call.provider, wait));
         // A step is cached only when it asks to be (the flow's value is cached as a whole).
         if (call.cacheTtlMs === undefined || call.cacheTtlMs <= 0) return callAs(call, 'query', signal);
         return cached(call, () => callKey(call), () => callAs(call, 'query', signal));
@@ -174,8 +198,11 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
 
   function run<T>(task: ProviderTask<T>, signal?: AbortSignal): Promise<T> {
     if (!allowed(task)) return Promise.reject(notConfigured(task.provider));
-    if (isFlow(task)) return cached(task, () => mask(`${task.provider} flow ${task.key}`), () => runFlow(task, signal));
-    return cached(task, () => callKey(task), () => callAs(task, 'query', signal));
+    if (isFlow(task)) {
+      const key = () => mask(`${task.provider} flow ${task.key}`);
+      return cached(task, key, unlessSuspended(task.provider, () => runFlow(task, signal)));
+    }
+    return cached(task, () => callKey(task), unlessSuspended(task.provider, () => callAs(task, 'query', signal)));
   }
 
   async function gather<T>(tasks: readonly ProviderTask<T>[], options: GatherOptions = {}): Promise<Gathered<T>[]> {
@@ -228,4 +255,9 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
 
 function notConfigured(provider: ProviderSlug): UpstreamError {
   return new UpstreamError(provider, 'not_configured', 'provider not configured on this instance');
+}
+
+function suspended(provider: ProviderSlug, remainingMs: number): UpstreamError {
+  const seconds = Math.max(1, Math.ceil(remainingMs / 1000));
+  return new UpstreamError(provider, 'suspended', `skipped while suspended after failures (${seconds} s left)`);
 }

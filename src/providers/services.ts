@@ -6,6 +6,7 @@ import { HealthRecorder, type HealthRecorderOptions } from './health-recorder.js
 import { createHttpClient, type HttpClient } from './http.js';
 import { createProviderDirectory } from './registry.js';
 import { createRunner, type ProviderRunner, type RunnerDeps, type RunnerLog } from './runner.js';
+import { ProviderSuspensions, type SuspensionLog } from './suspension.js';
 import type { ProviderDirectory } from './types.js';
 
 /*
@@ -19,12 +20,14 @@ export interface ProviderServices {
   http: HttpClient;
   recorder: HealthRecorder;
   runner: ProviderRunner;
+  /** Providers searches skip for now (PROVIDER_SUSPEND_*). */
+  suspensions: ProviderSuspensions;
   /** Flushes health and closes the HTTP pools. */
   close(): Promise<void>;
 }
 
 export interface ProviderServicesOptions {
-  log?: RunnerLog & HealthRecorderOptions['log'];
+  log?: RunnerLog & HealthRecorderOptions['log'] & SuspensionLog;
   cache?: SearchCache;
   recorder?: Omit<HealthRecorderOptions, 'log'>;
   /** Told of every finished upstream call (metrics). */
@@ -53,6 +56,14 @@ export function createProviderServices(
       ? transitionWriter({ targets: config.ALERT_WEBHOOK_URLS.map(targetOf), windowMs: config.ALERT_DIGEST_WINDOW_MS })
       : undefined;
   const recorder = new HealthRecorder(pool, { ...options.recorder, log: options.log, statusWriter });
+  const suspensions = new ProviderSuspensions(
+    {
+      afterFailures: config.PROVIDER_SUSPEND_AFTER_FAILURES,
+      firstMs: config.PROVIDER_SUSPEND_FIRST_SECONDS * 1000,
+      maxMs: Math.max(config.PROVIDER_SUSPEND_FIRST_SECONDS, config.PROVIDER_SUSPEND_MAX_SECONDS) * 1000,
+    },
+    options.log,
+  );
   const runner = createRunner({
     http,
     recorder,
@@ -61,12 +72,14 @@ export function createProviderServices(
     log: options.log,
     secrets,
     onCall: options.onCall,
+    suspensions,
   });
   return {
     providers,
     http,
     recorder,
     runner,
+    suspensions,
     async close() {
       await recorder.close();
       await http.close();

@@ -49,7 +49,9 @@ export type FailureKind =
   | 'bad_response'
   | 'too_large'
   /** The provider is not configured on this instance: never called, nothing recorded. */
-  | 'not_configured';
+  | 'not_configured'
+  /** Skipped while suspended after repeated failures or a Retry-After (suspension.ts): never called, nothing recorded. */
+  | 'suspended';
 
 /** `unresponsive[].reason` in search responses (DESIGN.md section 3). */
 export type FailureReason = 'timeout' | 'error' | 'rate_limited' | 'unavailable';
@@ -136,6 +138,8 @@ export class UpstreamError extends Error {
     /** Safe to show to operators: never contains a secret. */
     message: string,
     readonly status?: number,
+    /** The wait an upstream asked for with Retry-After on a 429 or 503 (ms). */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }
@@ -143,7 +147,7 @@ export class UpstreamError extends Error {
   get reason(): FailureReason {
     if (this.kind === 'timeout') return 'timeout';
     if (this.kind === 'rate_limited') return 'rate_limited';
-    if (this.kind === 'connect' || this.kind === 'not_configured') return 'unavailable';
+    if (this.kind === 'connect' || this.kind === 'not_configured' || this.kind === 'suspended') return 'unavailable';
     return 'error';
   }
 }

@@ -306,6 +306,9 @@ describe.each(FAULTS.map((fault) => ({ fault })))('upstream fault: $fault', ({ f
         const label = `${c.name} (${fault})`;
         t.app.searchCache.clear();
         t.app.health.recorder.resetThrottle();
+        // Each case starts from a provider in good standing: the cases before it (same fault, same
+        // provider, other endpoints) would have it suspended (suspension-api.test.ts covers that).
+        t.app.health.suspensions.clear();
         await db.pool.query('DELETE FROM provider_status WHERE provider = $1', [c.slug]);
         station.resetCounters();
         await station.setFault(fault);
@@ -370,6 +373,8 @@ describe('thousands of faulty upstream calls', () => {
       async function run(count: number) {
         for (let round = 0, sent = 0; sent < count; round++) {
           await Promise.all(web.map((station, i) => station.setFault(FAULTS[(round + i * 2) % FAULTS.length]!)));
+          // Every call must reach its fault: no engine skipped as suspended.
+          t.app.health.suspensions.clear();
           const batch = Math.min(CONCURRENCY, count - sent);
           sent += batch;
           const answers = await Promise.all(
