@@ -20,7 +20,8 @@ import { tokenMatches } from '../routes/health.js';
  *   (monthly searches), unavailable (limits not checkable);
  * - the database pool: connections open, idle, clients waiting, the maximum;
  * - provider state as a gauge (`sift_provider_state{state="up"}` = 1 …), read
- *   from provider_status at scrape time;
+ *   from provider_status at scrape time; each provider's suspension (seconds
+ *   left, this instance's);
  * - Node's process metrics (prom-client's defaults).
  *
  * Labels come from bounded sets only: route patterns, provider slugs,
@@ -161,6 +162,19 @@ export function createMetrics(): Metrics & {
         const state = health[i]!.state;
         for (const s of STATES) this.set({ provider: p.slug, group: p.group, state: s }, s === state ? 1 : 0);
       });
+    },
+  });
+
+  new Gauge({
+    name: 'sift_provider_suspended_seconds',
+    help: 'Seconds until this instance calls a suspended provider again (searches skip it meanwhile); 0 when not suspended.',
+    labelNames: ['provider', 'group'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      if (!app) return;
+      const left = new Map(app.health.suspensions.list().map((s) => [s.provider, s.remainingMs / 1000]));
+      for (const p of app.providers.configured()) this.set({ provider: p.slug, group: p.group }, left.get(p.slug) ?? 0);
     },
   });
 

@@ -153,6 +153,8 @@ describe('GET /metrics', () => {
       sampleValue(families, 'sift_provider_state', { provider: 'provider_06', group: 'media', state: 'unknown' }),
     ).toBe(1);
 
+    // No provider suspended (three failures of provider_02 are under the five that would).
+    expect(sampleValue(families, 'sift_provider_suspended_seconds', { ...engine, provider: 'provider_02' })).toBe(0);
     expect(sampleValue(families, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
 
     // Route patterns only: no query text, no key, no upstream credential.
@@ -160,5 +162,23 @@ describe('GET /metrics', () => {
     expect(text).not.toContain(apiKey.slice(0, 12));
     expect(text).not.toContain(fakes.env.BRAVE_API_KEY!);
     expect(text).not.toContain(TOKEN);
+  });
+
+  it('shows a suspended provider with the seconds left before it is called again', async () => {
+    const user = await createUser(db.pool, { username: 'suspension-metered' });
+    const key = (await issueApiKey(db.pool, user.id)).key;
+    fakes.marginalia.setMode({ kind: 'status', status: 429, headers: { 'retry-after': '90' } });
+    try {
+      const res = await get('/api/v1/web/?q=suspended%20metrics&engine=provider_03,provider_04', key);
+      expect(res.json().unresponsive).toEqual([{ engine: 'provider_03', reason: 'rate_limited' }]);
+    } finally {
+      fakes.marginalia.setMode({ kind: 'normal' });
+    }
+    const { families } = await scrape();
+    const left = sampleValue(families, 'sift_provider_suspended_seconds', { provider: 'provider_03', group: 'engine' });
+    expect(left).toBeGreaterThan(80);
+    expect(left).toBeLessThanOrEqual(90);
+    expect(sampleValue(families, 'sift_provider_suspended_seconds', { provider: 'provider_04', group: 'engine' })).toBe(0);
+    t.app.health.suspensions.clear();
   });
 });
