@@ -1,33 +1,36 @@
+import cluster from 'node:cluster';
 import closeWithGrace from 'close-with-grace';
 import pino from 'pino';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config/index.js';
+import { isClusterWorker, onStopOrder, runPrimary, waitForStartOrder, type WorkerStart } from './cluster.js';
+import { type Config, ConfigError, loadConfig } from './config/index.js';
+import { resolveSecretKey } from './config/secret-key.js';
 import { openDatabase } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import { createLifecycle } from './lifecycle.js';
 import { loggerOptions } from './logging.js';
 import { shutdown } from './shutdown.js';
 
-async function main(): Promise<void> {
-  let config: ReturnType<typeof loadConfig>;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      for (const line of err.problems) process.stderr.write(`${line}\n`);
-      process.exit(1);
-    }
-    throw err;
-  }
+/*
+ * The server process. WORKERS=1 (the default): this process is the whole
+ * server. WORKERS>1: this process becomes the cluster primary (cluster.ts),
+ * which owns the database and forks the workers; each worker lands here too
+ * and runs one instance with what the primary sent it.
+ */
 
-  const log = pino(loggerOptions(config) as pino.LoggerOptions);
+type Log = pino.Logger;
+
+/** One instance: database, app, listening socket; stopped by closeWithGrace. */
+async function runInstance(config: Config, log: Log, worker?: WorkerStart): Promise<void> {
   const started = Date.now();
   const lifecycle = createLifecycle();
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
 
+  let closing = false;
   // Registered first, so a signal during start-up still stops the embedded server.
-  closeWithGrace({ delay: config.SHUTDOWN_TIMEOUT_MS + 5000, logger: log }, async ({ signal, err }) => {
+  const { close } = closeWithGrace({ delay: config.SHUTDOWN_TIMEOUT_MS + 5000, logger: log }, async ({ signal, err }) => {
+    closing = true;
     if (err) log.error({ err }, 'fatal error, shutting down');
     else log.info({ signal }, 'shutting down');
     await shutdown({
@@ -39,6 +42,10 @@ async function main(): Promise<void> {
     });
     log.info('stopped');
   });
+  // A worker drains when its primary says so (or is gone); a signal of its own may have come first.
+  if (worker) onStopOrder(() => {
+    if (!closing) void close();
+  });
 
   try {
     db = await openDatabase(config, {
@@ -46,16 +53,55 @@ async function main(): Promise<void> {
       warn: (m) => log.warn(m),
       error: (o, m) => log.error(o, m),
     });
-    const { applied } = await migrate(db.pool);
-    if (applied.length) log.info({ applied }, 'migrations applied');
+    // A worker's primary has migrated already.
+    if (!worker) {
+      const { applied } = await migrate(db.pool);
+      if (applied.length) log.info({ applied }, 'migrations applied');
+    }
     app = await buildApp(config, { pool: db.pool, lifecycle, logger: log });
     await app.listen({ port: config.PORT, host: config.HOST });
-    log.info({ ms: Date.now() - started }, 'ready');
+    log.info({ ms: Date.now() - started }, worker ? 'worker ready' : 'ready');
   } catch (err) {
     log.error(err instanceof Error ? err.message : err);
     await db?.close().catch(() => {});
     process.exit(1);
   }
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      for (const line of err.problems) process.stderr.write(`${line}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const log = pino(loggerOptions(config) as pino.LoggerOptions);
+
+  if (isClusterWorker()) {
+    const start = await waitForStartOrder();
+    const workerLog = log.child({ worker: start.index });
+    await runInstance(
+      {
+        ...config,
+        DATABASE_URL: start.databaseUrl,
+        SECRET_KEY: start.secretKey,
+        // Probes run on one worker only (still under the advisory lock, for other instances).
+        PROBE_INTERVAL_SECONDS: start.index === 0 ? config.PROBE_INTERVAL_SECONDS : 0,
+      },
+      workerLog,
+      start,
+    );
+    return;
+  }
+  if (config.WORKERS > 1 && cluster.isPrimary) {
+    await runPrimary(config, log, { secretKey: resolveSecretKey(config) });
+    return;
+  }
+  await runInstance(config, log);
 }
 
 await main();

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { parseRate } from './rate.js';
 
@@ -24,6 +25,25 @@ const int = (fallback: number, min: number, max: number) =>
         const n = /^-?\d+$/.test(v) ? Number(v) : Number.NaN;
         if (Number.isNaN(n) || n < min || n > max) {
           ctx.addIssue({ code: 'custom', message: `must be an integer between ${min} and ${max} (got "${v}")` });
+          return z.NEVER;
+        }
+        return n;
+      }),
+  );
+
+/** A number of server processes: 1..64, or `auto` (one per core). */
+const workers = (fallback: string) =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .default(fallback)
+      .transform((v, ctx) => {
+        if (v.toLowerCase() === 'auto') return Math.max(1, Math.min(64, availableParallelism()));
+        const n = /^\d+$/.test(v) ? Number(v) : Number.NaN;
+        if (Number.isNaN(n) || n < 1 || n > 64) {
+          ctx.addIssue({ code: 'custom', message: `must be auto or an integer between 1 and 64 (got "${v}")` });
           return z.NEVER;
         }
         return n;
@@ -195,6 +215,7 @@ export const envSchema = z.object({
   }),
   TRUST_PROXY: trustProxy,
   SHUTDOWN_TIMEOUT_MS: int(10000, 0, 600000),
+  WORKERS: workers('1'),
   CORS_ORIGINS: origins(),
   DEMO_MODE: bool(false),
 

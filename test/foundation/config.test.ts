@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { availableParallelism } from 'node:os';
 import { ConfigError, ENV_VARIABLES, parseConfig } from '../../src/config/index.js';
 
 function problems(env: Record<string, string>): string[] {
@@ -50,6 +51,15 @@ describe('configuration', () => {
     expect(parseConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
     expect(parseConfig({ TRUST_PROXY: '2' }).TRUST_PROXY).toBe(2);
     expect(parseConfig({ TRUST_PROXY: '10.0.0.0/8,127.0.0.1' }).TRUST_PROXY).toBe('10.0.0.0/8,127.0.0.1');
+  });
+
+  it('reads WORKERS as 1 by default, a count from 1 to 64, or auto (one per core)', () => {
+    expect(parseConfig({}).WORKERS).toBe(1);
+    expect(parseConfig({ WORKERS: '4' }).WORKERS).toBe(4);
+    expect(parseConfig({ WORKERS: 'AUTO' }).WORKERS).toBe(Math.min(64, availableParallelism()));
+    for (const bad of ['0', '65', '-1', '2.5', 'many']) {
+      expect(() => parseConfig({ WORKERS: bad }), bad).toThrow(ConfigError);
+    }
   });
 
   it('lists every variable in .env.example with an explanation', () => {

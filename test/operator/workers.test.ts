@@ -1,0 +1,203 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueApiKey } from '../../src/auth/api-keys.js';
+import { createUser } from '../../src/auth/users.js';
+import { startWebFakes, type WebFakes } from '../fakes/index.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+
+/*
+ * WORKERS=2: real server processes (src/server.ts through tsx) sharing one
+ * port under a cluster primary. Both workers answer; a worker that dies is
+ * replaced; SIGTERM drains every worker (a search in flight still gets its
+ * answer) and exits 0; with no DATABASE_URL the primary owns the embedded
+ * database and stops it last; a worker that cannot start stops the server.
+ */
+
+interface Server {
+  child: ChildProcess;
+  port: number;
+  output: () => string;
+  lines: () => Record<string, unknown>[];
+  exited: Promise<number | null>;
+}
+
+let db: TestDatabase;
+let fakes: WebFakes;
+let apiKey: string;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+async function waitFor(what: string, cond: () => boolean, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function startServer(env: Record<string, string>, port?: number): Promise<Server> {
+  const p = port ?? (await freePort());
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: { ...process.env, PORT: String(p), HOST: '127.0.0.1', LOG_LEVEL: 'info', WORKERS: '2', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (c) => (output += c));
+  child.stderr!.on('data', (c) => (output += c));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const lines = () =>
+    output
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { child, port: p, output: () => output, lines, exited };
+}
+
+const readyLine = (s: Server) => s.lines().some((l) => l.msg === 'ready');
+
+function stop(s: Server): Promise<number | null> {
+  if (s.child.exitCode === null) s.child.kill('SIGTERM');
+  return s.exited;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  fakes = await startWebFakes();
+  const user = await createUser(db.pool, { username: 'clustered' });
+  apiKey = (await issueApiKey(db.pool, user.id)).key;
+});
+
+afterAll(async () => {
+  await fakes?.close();
+  await db?.drop();
+});
+
+describe('WORKERS=2', () => {
+  it('answers on one port from two worker processes, and replaces a worker that dies', { timeout: 90_000 }, async () => {
+    const s = await startServer({ DATABASE_URL: db.url, ...fakes.env });
+    try {
+      await waitFor('ready', () => readyLine(s));
+      const ready = s.lines().find((l) => l.msg === 'ready')!;
+      expect(ready.workers).toBe(2);
+      const workers = s.lines().filter((l) => l.msg === 'worker ready');
+      expect(workers.map((l) => l.worker).sort()).toEqual([0, 1]);
+      const pids = new Set(workers.map((l) => l.pid));
+      expect(pids.size).toBe(2);
+      expect(pids.has(s.child.pid)).toBe(false);
+
+      // Requests are spread over both workers (each logs its requests with its pid).
+      for (let i = 0; i < 12; i++) {
+        // A new connection each time: the primary hands connections (not requests) to the workers in turn.
+        const res = await fetch(`http://127.0.0.1:${s.port}/api/v1/web/?q=cluster+${i}`, {
+          headers: { authorization: `Api-Key ${apiKey}`, connection: 'close' },
+        });
+        expect(res.status).toBe(200);
+        expect(((await res.json()) as { results: unknown[] }).results.length).toBeGreaterThan(0);
+      }
+      const completed = () => s.lines().filter((l) => l.msg === 'request completed');
+      await waitFor('request log lines', () => completed().length >= 12, 5000);
+      const answering = new Set(completed().map((l) => l.pid));
+      expect([...answering].filter((pid) => pids.has(pid)).length).toBe(2);
+
+      // A worker killed outright: the primary starts another with the same index.
+      const victim = workers.find((l) => l.worker === 1)!.pid as number;
+      process.kill(victim, 'SIGKILL');
+      await waitFor('a replacement worker', () =>
+        s.lines().some((l) => l.msg === 'worker ready' && l.worker === 1 && l.pid !== victim),
+      );
+      expect(s.lines().find((l) => l.msg === 'worker exited; starting another')).toMatchObject({
+        worker: 1,
+        signal: 'SIGKILL',
+      });
+      for (let i = 0; i < 4; i++) expect((await fetch(`http://127.0.0.1:${s.port}/up`)).status).toBe(200);
+    } finally {
+      expect(await stop(s)).toBe(0);
+    }
+  });
+
+  it('drains every worker on SIGTERM: a search in flight gets its answer, then exit 0', { timeout: 60_000 }, async () => {
+    const s = await startServer({ DATABASE_URL: db.url, ...fakes.env, PROVIDER_TIMEOUT_MS: '5000' });
+    try {
+      await waitFor('ready', () => readyLine(s));
+      fakes.setLatency(1500);
+      const url = (i: number) => `http://127.0.0.1:${s.port}/api/v1/web/?q=draining+${i}`;
+      const inFlight = [0, 1, 2, 3].map((i) =>
+        fetch(url(i), { headers: { authorization: `Api-Key ${apiKey}` } }).then(async (r) => ({
+          status: r.status,
+          body: (await r.json()) as { results: unknown[] },
+        })),
+      );
+      await new Promise((r) => setTimeout(r, 400));
+      s.child.kill('SIGTERM');
+      const answers = await Promise.all(inFlight);
+      for (const a of answers) {
+        expect(a.status).toBe(200);
+        expect(a.body.results.length).toBeGreaterThan(0);
+      }
+      expect(await s.exited).toBe(0);
+      const lines = s.lines();
+      expect(lines.filter((l) => l.msg === 'stopped' && l.worker !== undefined)).toHaveLength(2);
+      expect(lines.at(-1)).toMatchObject({ msg: 'stopped', pid: s.child.pid });
+    } finally {
+      fakes.setLatency(0);
+      await stop(s);
+    }
+  });
+
+  it('starts and stops the embedded database in the primary when DATABASE_URL is unset', { timeout: 90_000 }, async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'sift-workers-'));
+    const env: Record<string, string> = { DATA_DIR: dataDir };
+    const s = await startServer({ ...env, DATABASE_URL: '' });
+    try {
+      await waitFor('ready', () => readyLine(s), 60_000);
+      const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
+      expect(existsSync(pidFile)).toBe(true);
+      const postmaster = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+      expect((await fetch(`http://127.0.0.1:${s.port}/status/health`)).status).toBe(200);
+      expect(await stop(s)).toBe(0);
+      // The database went down after the workers, and with the primary.
+      expect(existsSync(pidFile)).toBe(false);
+      const alive = () => {
+        try {
+          process.kill(postmaster, 0);
+          return !readFileSync(`/proc/${postmaster}/stat`, 'utf8').includes(') Z ');
+        } catch {
+          return false;
+        }
+      };
+      await waitFor('the postmaster to exit', () => !alive(), 5000);
+      const lines = s.lines();
+      const stoppedDb = lines.findIndex((l) => l.msg === 'embedded postgres: stopped');
+      const lastWorker = lines.findLastIndex((l) => l.msg === 'stopped' && l.worker !== undefined);
+      expect(stoppedDb).toBeGreaterThan(lastWorker);
+    } finally {
+      await stop(s);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('exits 1 when the workers cannot listen (the port is taken)', { timeout: 60_000 }, async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+    const port = (blocker.address() as AddressInfo).port;
+    try {
+      const s = await startServer({ DATABASE_URL: db.url }, port);
+      expect(await s.exited).toBe(1);
+      expect(s.output()).toMatch(/EADDRINUSE|address already in use/);
+      expect(readyLine(s)).toBe(false);
+    } finally {
+      await new Promise<void>((r) => blocker.close(() => r()));
+    }
+  });
+});
