@@ -72,3 +72,14 @@ export function rssMb(pid: number): number {
     return 0;
   }
 }
+
+/** The live child processes of a process (a cluster primary's workers). */
+export function childPids(pid: number): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    const f = statFields(d);
+    if (f && Number(f[1]) === pid) out.push(Number(d));
+  }
+  return out;
+}

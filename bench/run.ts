@@ -12,7 +12,8 @@
  *   translate, cards (each against the fan-out floor) and instant (against
  *   the bare JSON route), at 10 and 100 connections;
  *   mix (every endpoint in realistic proportions), health, auth, hung, limits,
- *   metrics (web search with METRICS_ENABLED=true against the same Sift without).
+ *   metrics (web search with METRICS_ENABLED=true against the same Sift without),
+ *   workers (web search on WORKERS=<cores> processes against one process).
  *
  * Options (environment): BENCH_ENDPOINT_DURATION (s, default 4) and
  * BENCH_ENDPOINT_WARMUP (s, 2) for the endpoint sections; BENCH_DURATION (s,
@@ -30,7 +31,7 @@ import autocannon from 'autocannon';
 import { issueApiKey } from '../src/auth/api-keys.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { createPool } from '../src/db/pool.js';
-import { cpuMsOf, peakRssMb, postgresCpuMs, postgresServerCpuMs, rssMb } from './proc.js';
+import { childPids, cpuMsOf, peakRssMb, postgresCpuMs, postgresServerCpuMs, rssMb } from './proc.js';
 
 const t0 = performance.now();
 const loadAtStart = os.loadavg();
@@ -355,7 +356,7 @@ interface Target {
 }
 
 /** BENCH_ONLY=web,limits runs only those sections (the endpoints, mix, health, auth, hung, limits; start always runs). */
-const SECTIONS = [...ENDPOINTS.map((e) => e.name), 'mix', 'health', 'auth', 'hung', 'limits', 'metrics'];
+const SECTIONS = [...ENDPOINTS.map((e) => e.name), 'mix', 'health', 'auth', 'hung', 'limits', 'metrics', 'workers'];
 const ONLY = new Set(
   (process.env.BENCH_ONLY ?? '')
     .split(',')
@@ -804,6 +805,49 @@ async function main() {
       met: scraped && r >= 0.97,
     });
     results.metrics = { ...runs, ratio: r, scraped };
+  }
+
+  if (wants('workers')) {
+    // The same load on one process and on WORKERS processes (a second Sift on the same database),
+    // each measured twice, alternating. CPU is the whole server's: primary and workers.
+    const count = Math.max(2, os.availableParallelism());
+    log(`workers: web search, 100 connections, 1 process vs WORKERS=${count}`);
+    const web = ENDPOINTS.find((e) => e.name === 'web')!;
+    const clustered = await startSift({ ...siftEnv, WORKERS: String(count) }, logFile);
+    const workerPids = childPids(clustered.child.pid!);
+    const whole = () => [clustered.child.pid!, ...workerPids].reduce((n, p) => n + cpuMsOf(p), 0);
+    const runs: { one: Load[]; many: Load[] } = { one: [], many: [] };
+    for (let round = 0; round < 2; round++) {
+      runs.one.push(await load(sift.url, next(web), 100, { headers: rotatingAuth, pid }));
+      const before = whole();
+      const l = await load(clustered.url, next(web), 100, { headers: rotatingAuth });
+      l.cpuMsPerRequest = l.requests > 0 ? (whole() - before) / l.requests : undefined;
+      runs.many.push(l);
+    }
+    const workerRss = workerPids.map((p) => peakRssMb(p));
+    await stop(clustered.child);
+    const mean = (l: Load[]) => l.reduce((n, x) => n + x.rps, 0) / l.length;
+    const scaling = ratio(mean(runs.many), mean(runs.one));
+    for (const [side, list] of [['1 process', runs.one], [`WORKERS=${count}`, runs.many]] as const) {
+      for (const [i, l] of list.entries()) rows.push(tableRow(`web, ${side} (round ${i + 1})`, 100, l));
+    }
+    const maxRss = Math.max(...workerRss);
+    targets.push({
+      name: `web throughput with WORKERS=${count}, 100 connections`,
+      value: `${scaling.toFixed(3)}× one process`,
+      target: '> 1× (scales with cores; the load generator, fakes and Postgres share these cores)',
+      met: scaling > 1,
+    });
+    targets.push({
+      name: `peak RSS per worker (WORKERS=${count})`,
+      value: workerRss.map((r) => `${f1(r)} MB`).join(', '),
+      target: '≤ 250 MB',
+      met: workerRss.length === count && maxRss <= 250,
+    });
+    notes.push(
+      `Workers: ${count} worker processes (node:cluster) on ${os.availableParallelism()} cores, against one process, both on the same database; the load generator (autocannon, in the bench process), the fake upstreams and PostgreSQL run on the same cores.`,
+    );
+    results.workers = { count, ...runs, scaling, workerPeakRssMb: workerRss };
   }
 
   const siftPeakRssMb = peakRssMb(pid);
