@@ -14,7 +14,8 @@ const str = (fallback: string) => z.preprocess(blankToUndefined, z.string().trim
 const optionalStr = () =>
   z.preprocess(blankToUndefined, z.string().trim().optional()).transform((v) => v ?? '');
 
-const int = (fallback: number, min: number, max: number) =>
+/** An integer in [min, max], or one of `words` (case-insensitive), each standing for a computed value. */
+const int = (fallback: number, min: number, max: number, words: Record<string, () => number> = {}) =>
   z.preprocess(
     blankToUndefined,
     z
@@ -22,28 +23,12 @@ const int = (fallback: number, min: number, max: number) =>
       .trim()
       .default(String(fallback))
       .transform((v, ctx) => {
+        const word = words[v.toLowerCase()];
+        if (word) return word();
         const n = /^-?\d+$/.test(v) ? Number(v) : Number.NaN;
         if (Number.isNaN(n) || n < min || n > max) {
-          ctx.addIssue({ code: 'custom', message: `must be an integer between ${min} and ${max} (got "${v}")` });
-          return z.NEVER;
-        }
-        return n;
-      }),
-  );
-
-/** A number of server processes: 1..64, or `auto` (one per core). */
-const workers = (fallback: string) =>
-  z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .trim()
-      .default(fallback)
-      .transform((v, ctx) => {
-        if (v.toLowerCase() === 'auto') return Math.max(1, Math.min(64, availableParallelism()));
-        const n = /^\d+$/.test(v) ? Number(v) : Number.NaN;
-        if (Number.isNaN(n) || n < 1 || n > 64) {
-          ctx.addIssue({ code: 'custom', message: `must be auto or an integer between 1 and 64 (got "${v}")` });
+          const or = Object.keys(words).map((w) => ` or ${w}`).join('');
+          ctx.addIssue({ code: 'custom', message: `must be an integer between ${min} and ${max}${or} (got "${v}")` });
           return z.NEVER;
         }
         return n;
@@ -215,7 +200,8 @@ export const envSchema = z.object({
   }),
   TRUST_PROXY: trustProxy,
   SHUTDOWN_TIMEOUT_MS: int(10000, 0, 600000),
-  WORKERS: workers('1'),
+  // auto: one per core.
+  WORKERS: int(1, 1, 64, { auto: () => Math.max(1, Math.min(64, availableParallelism())) }),
   CORS_ORIGINS: origins(),
   DEMO_MODE: bool(false),
 

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { shutdown } from '../../src/shutdown.js';
 import { ensureBuilt } from '../../scripts/ensure-built.mjs';
 import { testConfig } from '../helpers/app.js';
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js';
+import { freePort } from '../helpers/server.js';
 
 describe('/up', () => {
   it('answers 200 OK as text/plain for any method while the database is unreachable', async () => {
@@ -139,14 +139,6 @@ describe('graceful shutdown', () => {
     expect(await exited).toBe(0);
   });
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 async function waitFor(cond: () => boolean, ms: number): Promise<void> {
   const end = Date.now() + ms;

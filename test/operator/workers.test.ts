@@ -9,6 +9,7 @@ import { issueApiKey } from '../../src/auth/api-keys.js';
 import { createUser } from '../../src/auth/users.js';
 import { startWebFakes, type WebFakes } from '../fakes/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { freePort } from '../helpers/server.js';
 
 /*
  * WORKERS=2: real server processes (src/server.ts through tsx) sharing one
@@ -29,14 +30,6 @@ interface Server {
 let db: TestDatabase;
 let fakes: WebFakes;
 let apiKey: string;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 async function waitFor(what: string, cond: () => boolean, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
