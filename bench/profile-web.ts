@@ -2,9 +2,11 @@
  * Ad-hoc profiling helper: Sift (dist/) under web-search load against the fake engines.
  * PROF=1 writes a V8 CPU profile to bench/results/ (open it in Chrome DevTools).
  * C=<connections> (default 100), D=<seconds> (default 10), LL=<log level> (default info),
- * SIFT_NODE_OPTIONS=<NODE_OPTIONS for Sift only>, SIFT_NODE_ARGS=<node flags for Sift only>.
+ * SIFT_NODE_OPTIONS=<NODE_OPTIONS for Sift only>, SIFT_NODE_ARGS=<node flags for Sift only>,
+ * P=<path and query up to the query text> (default /api/v1/web/?q=prof+; e.g. /api/v1/suggest/?q=prof+).
  */
 import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { cpuMsOf, postgresCpuMs } from './proc.js';
 import autocannon from 'autocannon';
 import { startWebFakes } from '../test/fakes/index.js';
@@ -30,7 +32,7 @@ const child = spawn(
     'dist/server.js',
   ],
   {
-    cwd: '/work/main',
+    cwd: path.resolve(path.dirname(new URL(import.meta.url).pathname), '..'),
     env: {
       ...process.env,
       ...fakes.env,
@@ -64,7 +66,7 @@ const load = (duration: number) =>
         method: 'GET',
         setupRequest: (req: autocannon.Request) => ({
           ...req,
-          path: `/api/v1/web/?q=prof+${++n}`,
+          path: `${process.env.P ?? '/api/v1/web/?q=prof+'}${++n}`,
           headers: { authorization: `Api-Key ${keys[k++ % keys.length]}` },
         }),
       },

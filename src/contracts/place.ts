@@ -4,10 +4,9 @@
  * (PlaceFacts) and the place a client receives, with the reference's URL
  * recipes (reference section 5, `maps/`).
  *
- * Numbers inside URLs are rendered the way a JavaScript client renders them
- * (`String(n)`: `2`, `48.8584`, never the `2.0` of the original's Python),
- * except that the exponent form is never used: a tiny value is written in
- * fixed notation with its trailing zeros trimmed (`0.00005`, `0.0000001`).
+ * Numbers inside the URLs are rendered as the original's Python renders a
+ * float (`repr`): `2.0`, `48.8584`, `5e-05` (the reference says to keep that
+ * in a port: clients may compare the URLs as strings).
  */
 
 /** One place of the maps response: every field always present. */
@@ -63,7 +62,7 @@ export function round6(x: number): number {
 }
 
 /**
- * A number as it appears in the URLs: JavaScript's `String(n)` (`2`,
+ * A coordinate for an upstream request: JavaScript's `String(n)` (`2`,
  * `48.8584`), in fixed notation where that would use an exponent
  * (`0.0000001` rather than `1e-7`).
  */
@@ -78,6 +77,33 @@ export function formatNumber(n: number): string {
   const dot = mantissa.indexOf('.');
   const decimals = (dot < 0 ? 0 : mantissa.length - dot - 1) - exponent;
   return n.toFixed(Math.min(100, decimals)).replace(/0+$/, '').replace(/\.$/, '');
+}
+
+/**
+ * Python's `repr()` of a float: the shortest digits that read back as the
+ * same number (as JavaScript's), written in fixed notation with at least one
+ * decimal (`2.0`, `0.0001`) when the decimal exponent is from -4 to 15, else
+ * in scientific notation with a signed exponent of at least two digits
+ * (`5e-05`, `1.5e+16`).
+ */
+export function pythonFloat(n: number): string {
+  if (Number.isNaN(n)) return 'nan';
+  if (!Number.isFinite(n)) return n > 0 ? 'inf' : '-inf';
+  if (n === 0) return Object.is(n, -0) ? '-0.0' : '0.0';
+  const sign = n < 0 ? '-' : '';
+  // toExponential() without a precision gives the shortest round-trip digits: d.ddde±x.
+  const [mantissa, exp] = Math.abs(n).toExponential().split('e') as [string, string];
+  const digits = mantissa.replace('.', '');
+  const exponent = Number(exp);
+  if (exponent < -4 || exponent >= 16) {
+    const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    const e = Math.abs(exponent).toString().padStart(2, '0');
+    return `${sign}${m}e${exponent < 0 ? '-' : '+'}${e}`;
+  }
+  if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`;
+  const whole = digits.slice(0, exponent + 1).padEnd(exponent + 1, '0');
+  const fraction = digits.slice(exponent + 1) || '0';
+  return `${sign}${whole}.${fraction}`;
 }
 
 /** Lone UTF-16 surrogates, which cannot be percent-encoded. */
@@ -103,7 +129,7 @@ function usableBox(box: BoundingBox | null): BoundingBox | null {
 
 /** The OpenStreetMap embed URL of a box ([south, north, west, east]) with a marker. */
 function embedUrl(box: BoundingBox, lat: string, lon: string): string {
-  const [south, north, west, east] = box.map(formatNumber) as [string, string, string, string];
+  const [south, north, west, east] = box.map(pythonFloat) as [string, string, string, string];
   return `${OSM}/export/embed.html?bbox=${west}%2C${south}%2C${east}%2C${north}&layer=mapnik&marker=${lat}%2C${lon}`;
 }
 
@@ -117,8 +143,8 @@ export function buildPlace(facts: PlaceFacts): Place {
   const lat = round6(facts.lat);
   const lon = round6(facts.lon);
   const name = facts.name || (facts.display_name.split(',', 1)[0] ?? '').trim();
-  const la = formatNumber(lat);
-  const lo = formatNumber(lon);
+  const la = pythonFloat(lat);
+  const lo = pythonFloat(lon);
   const box = usableBox(facts.boundingbox);
   return {
     name,

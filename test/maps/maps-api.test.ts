@@ -306,11 +306,11 @@ describe('GET /api/v1/maps/ reverse geocoding', () => {
           type: '',
           addresstype: '',
           importance: 0,
-          embed_url: `${OSM}/export/embed.html?bbox=-30.503%2C-0.003%2C-30.497%2C0.003&layer=mapnik&marker=0%2C-30.5`,
-          mini_embed_url: `${OSM}/export/embed.html?bbox=-30.508%2C-0.008%2C-30.492%2C0.008&layer=mapnik&marker=0%2C-30.5`,
-          osm_url: `${OSM}/?mlat=0&mlon=-30.5#map=16/0/-30.5`,
-          directions_url: `${OSM}/directions?to=0%2C-30.5`,
-          geo_uri: 'geo:0,-30.5?q=0,-30.5(Mid-Atlantic)',
+          embed_url: `${OSM}/export/embed.html?bbox=-30.503%2C-0.003%2C-30.497%2C0.003&layer=mapnik&marker=0.0%2C-30.5`,
+          mini_embed_url: `${OSM}/export/embed.html?bbox=-30.508%2C-0.008%2C-30.492%2C0.008&layer=mapnik&marker=0.0%2C-30.5`,
+          osm_url: `${OSM}/?mlat=0.0&mlon=-30.5#map=16/0.0/-30.5`,
+          directions_url: `${OSM}/directions?to=0.0%2C-30.5`,
+          geo_uri: 'geo:0.0,-30.5?q=0.0,-30.5(Mid-Atlantic)',
         },
       ],
     });
@@ -318,7 +318,7 @@ describe('GET /api/v1/maps/ reverse geocoding', () => {
     expect((unnamed.body.places as { name: string; display_name: string; geo_uri: string }[])[0]).toMatchObject({
       name: '',
       display_name: '',
-      geo_uri: 'geo:-10,-20?q=-10,-20',
+      geo_uri: 'geo:-10.0,-20.0?q=-10.0,-20.0',
     });
   });
 

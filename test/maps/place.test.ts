@@ -4,6 +4,7 @@ import {
   buildPlace,
   coordinatePlace,
   formatNumber,
+  pythonFloat,
   type PlaceFacts,
   quoteLabel,
   round6,
@@ -26,7 +27,21 @@ const facts = (over: Partial<PlaceFacts> = {}): PlaceFacts => ({
 });
 
 describe('numbers in place URLs', () => {
-  it('renders numbers as JavaScript does, never with an exponent', () => {
+  it('renders numbers in the URLs as Python renders a float (the reference: keep that in a port)', () => {
+    expect(pythonFloat(2)).toBe('2.0');
+    expect(pythonFloat(-3)).toBe('-3.0');
+    expect(pythonFloat(48.8584)).toBe('48.8584');
+    expect(pythonFloat(0.0001)).toBe('0.0001');
+    expect(pythonFloat(0.00005)).toBe('5e-05');
+    expect(pythonFloat(-1.5e-7)).toBe('-1.5e-07');
+    expect(pythonFloat(1e15)).toBe('1000000000000000.0');
+    expect(pythonFloat(1e16)).toBe('1e+16');
+    expect(pythonFloat(0.1 + 0.2)).toBe('0.30000000000000004');
+    expect(pythonFloat(0)).toBe('0.0');
+    expect(pythonFloat(-0)).toBe('-0.0');
+  });
+
+  it('writes coordinates for an upstream request as JavaScript does, never with an exponent', () => {
     expect(formatNumber(2)).toBe('2');
     expect(formatNumber(-3)).toBe('-3');
     expect(formatNumber(2.5)).toBe('2.5');
@@ -114,22 +129,23 @@ describe('buildPlace', () => {
     );
   });
 
-  it('writes integer and tiny coordinates without ".0" or an exponent', () => {
+  it('writes integer coordinates with ".0" and tiny ones with an exponent, as the original did', () => {
     const place = buildPlace(
       facts({ name: '', display_name: '', lat: 2, lon: -3, boundingbox: [-1e-7, 2.5, -3.5, 1e-7] }),
     );
     expect(place.embed_url).toBe(
-      'https://www.openstreetmap.org/export/embed.html?bbox=-3.5%2C-0.0000001%2C0.0000001%2C2.5&layer=mapnik&marker=2%2C-3',
+      'https://www.openstreetmap.org/export/embed.html?bbox=-3.5%2C-1e-07%2C1e-07%2C2.5&layer=mapnik&marker=2.0%2C-3.0',
     );
-    expect(place.osm_url).toBe('https://www.openstreetmap.org/?mlat=2&mlon=-3#map=16/2/-3');
-    expect(place.geo_uri).toBe('geo:2,-3?q=2,-3');
+    expect(place.osm_url).toBe('https://www.openstreetmap.org/?mlat=2.0&mlon=-3.0#map=16/2.0/-3.0');
+    expect(place.directions_url).toBe('https://www.openstreetmap.org/directions?to=2.0%2C-3.0');
+    expect(place.geo_uri).toBe('geo:2.0,-3.0?q=2.0,-3.0');
     const tiny = coordinatePlace(0.00005, -0.0000004, '');
     expect(tiny.lat).toBe(0.00005);
     expect(tiny.lon).toBe(0);
     expect(tiny.embed_url).toBe(
-      'https://www.openstreetmap.org/export/embed.html?bbox=-0.003%2C-0.00295%2C0.003%2C0.00305&layer=mapnik&marker=0.00005%2C0',
+      'https://www.openstreetmap.org/export/embed.html?bbox=-0.003%2C-0.00295%2C0.003%2C0.00305&layer=mapnik&marker=5e-05%2C0.0',
     );
-    expect(tiny.geo_uri).toBe('geo:0.00005,0?q=0.00005,0');
+    expect(tiny.geo_uri).toBe('geo:5e-05,0.0?q=5e-05,0.0');
   });
 
   it('takes the first part of display_name when the place has no name', () => {
@@ -156,7 +172,7 @@ describe('buildPlace', () => {
       directions_url: 'https://www.openstreetmap.org/directions?to=48.8584%2C2.2945',
       geo_uri: 'geo:48.8584,2.2945?q=48.8584,2.2945(Tour%20Eiffel%20%28Paris%29)',
     });
-    expect(coordinatePlace(-45, 170.5, '').geo_uri).toBe('geo:-45,170.5?q=-45,170.5');
+    expect(coordinatePlace(-45, 170.5, '').geo_uri).toBe('geo:-45.0,170.5?q=-45.0,170.5');
   });
 });
 
