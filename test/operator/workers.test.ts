@@ -131,7 +131,12 @@ describe('WORKERS=2', () => {
           body: (await r.json()) as { results: unknown[] },
         })),
       );
-      await new Promise((r) => setTimeout(r, 400));
+      // Every search has reached the engines (so each is in a worker's hands) before the signal.
+      await waitFor('the searches to reach the engines', () =>
+        [fakes.brave, fakes.mojeek].every(
+          (f) => f.requests.filter((r) => [...r.query.values()].some((v) => v.includes('draining'))).length >= 4,
+        ),
+      );
       s.child.kill('SIGTERM');
       const answers = await Promise.all(inFlight);
       for (const a of answers) {
