@@ -9,9 +9,10 @@ import { targetOf } from './transitions.js';
  *
  * - a tick claims, per target, the due rows together with every fresh row of
  *   that target still inside its digest window (UPDATE … WHERE id IN (SELECT
- *   … FOR UPDATE SKIP LOCKED), which also sets a lease), so changes made at
- *   about the same time go out as ONE message: the single-change body, or a
- *   digest of all of them. Two instances never claim the same row;
+ *   … FOR UPDATE SKIP LOCKED), which also sets a lease, under the target's
+ *   advisory lock), so changes made at about the same time go out as ONE
+ *   message: the single-change body, or a digest of all of them. Two
+ *   instances never claim the same row, nor split one batch;
  * - a 2xx deletes the rows; anything else (or no answer within the timeout)
  *   retries them after a growing delay (the window, doubled each attempt, at
  *   most an hour), and gives up after a day (logged);
@@ -84,6 +85,24 @@ interface OutboxRow {
 }
 
 const STATEMENT_MS = 3000;
+/** First key of the per-target advisory lock taken while claiming (the second: hashtext of the target). */
+const CLAIM_LOCK = 1_936_287_082;
+
+/**
+ * The due rows of target $1 with every fresh row of it (attempts = 0: still in
+ * its digest window), leased for $2 ms; at most $3.
+ */
+const CLAIM_SQL = `UPDATE alert_outbox o
+    SET attempts = o.attempts + 1,
+        next_attempt_at = clock_timestamp() + make_interval(secs => $2::float8 / 1000)
+  WHERE o.id IN (
+    SELECT id FROM alert_outbox
+     WHERE target = $1 AND (next_attempt_at <= clock_timestamp() OR attempts = 0)
+       AND EXISTS (SELECT 1 FROM alert_outbox WHERE target = $1 AND next_attempt_at <= clock_timestamp())
+     ORDER BY id
+     LIMIT $3
+     FOR UPDATE SKIP LOCKED)
+  RETURNING o.id, o.provider, o.old_ok, o.new_ok, o.last_error, o.changed_at, o.created_at, o.attempts`;
 const PURGE_EVERY_MS = 3_600_000;
 
 /** The JSON body for a batch of changes: the change itself when alone, else a digest. */
@@ -207,22 +226,34 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
     return ms === null || ms === undefined ? pollMs : Math.min(pollMs, Math.max(0, ms) + 20);
   }
 
+  /**
+   * Claims the target's due rows with every fresh one, in a transaction that
+   * first takes the target's advisory lock: two instances ticking at the same
+   * moment would otherwise split one batch between them (SKIP LOCKED hands
+   * each the rows the other has not locked yet) and send two messages. The
+   * second waits for the first's claim to commit, then sees its leases.
+   */
   async function claim(target: string): Promise<OutboxRow[]> {
-    const { rows } = await query<OutboxRow>(
-      `UPDATE alert_outbox o
-          SET attempts = o.attempts + 1,
-              next_attempt_at = clock_timestamp() + make_interval(secs => $2::float8 / 1000)
-        WHERE o.id IN (
-          SELECT id FROM alert_outbox
-           WHERE target = $1 AND (next_attempt_at <= clock_timestamp() OR attempts = 0)
-             AND EXISTS (SELECT 1 FROM alert_outbox WHERE target = $1 AND next_attempt_at <= clock_timestamp())
-           ORDER BY id
-           LIMIT $3
-           FOR UPDATE SKIP LOCKED)
-        RETURNING o.id, o.provider, o.old_ok, o.new_ok, o.last_error, o.changed_at, o.created_at, o.attempts`,
-      [target, leaseMs, batchSize],
-    );
-    return rows.sort((a, b) => Number(a.id) - Number(b.id));
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      await client.query(
+        withQueryTimeout({ text: 'SELECT pg_advisory_xact_lock($1, hashtext($2))', values: [CLAIM_LOCK, target] }, STATEMENT_MS),
+      );
+      const { rows } = await client.query<OutboxRow>(
+        withQueryTimeout({ text: CLAIM_SQL, values: [target, leaseMs, batchSize] }, STATEMENT_MS),
+      );
+      await client.query('COMMIT');
+      return rows.sort((a, b) => Number(a.id) - Number(b.id));
+    } catch (err) {
+      broken = err as Error;
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      // A connection whose statement timed out is not given back to the pool.
+      client.release(broken);
+    }
   }
 
   function changeOf(row: OutboxRow): StateChange {

@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { alertMessage } from '../../src/alerts/sender.js';
+import { alertMessage, createAlertSender } from '../../src/alerts/sender.js';
+import { targetOf } from '../../src/alerts/transitions.js';
 import { parseConfig } from '../../src/config/index.js';
 import type { ProviderSlug } from '../../src/providers/types.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
@@ -15,8 +16,9 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
  * nothing else.
  */
 
-// Wide enough that five flushes on a loaded 2-core machine still land in one window.
-const WINDOW_MS = 1000;
+// Wide enough that the two instances' status writes on a loaded 2-core machine (CI runs test files
+// side by side) still land in one window: 1 s was not, twice in CI.
+const WINDOW_MS = 2000;
 
 interface Received {
   at: number;
@@ -72,7 +74,7 @@ async function startReceiver(): Promise<Receiver> {
   };
 }
 
-async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > until) throw new Error('timed out waiting');
@@ -118,7 +120,7 @@ afterAll(async () => {
 });
 
 describe('alert webhooks', () => {
-  it('sends each change once across two instances: up to down, then down to up', async () => {
+  it('sends each change once across two instances: up to down, then down to up', { timeout: 90_000 }, async () => {
     // First observations (no state before): nothing to announce.
     await Promise.all([observe(a, 'provider_02', true), observe(b, 'provider_02', true)]);
     await sleep(WINDOW_MS * 2);
@@ -164,7 +166,7 @@ describe('alert webhooks', () => {
     expect(await outboxRows()).toBe(0);
   });
 
-  it('sends one digest when several providers flip together, even on different instances', async () => {
+  it('sends one digest when several providers flip together, even on different instances', { timeout: 90_000 }, async () => {
     const slugs: ProviderSlug[] = ['provider_01', 'provider_03', 'provider_05', 'provider_06', 'provider_08'];
     for (const slug of slugs) await observe(a, slug, true);
     // Whatever that announced (nothing, or a row left by an earlier state) is out before the outage.
@@ -186,7 +188,13 @@ describe('alert webhooks', () => {
     );
     await waitFor(() => receiver.received.length >= 1);
     await sleep(WINDOW_MS * 3);
-    expect(receiver.received).toHaveLength(1);
+    // Compared by what each message held, so that a failure says what arrived.
+    const arrived = receiver.received.map((r) => ({
+      at: r.at,
+      event: r.body.event,
+      slugs: r.body.changes ? r.body.changes.map((c) => c.slug) : [r.body.slug],
+    }));
+    expect(arrived, JSON.stringify(arrived)).toHaveLength(1);
     const digest = receiver.received[0]!.body;
     expect(digest.event).toBe('provider_state_digest');
     expect(digest.count).toBe(5);
@@ -199,14 +207,14 @@ describe('alert webhooks', () => {
     expect(String(digest.text)).toMatch(/^Sift: 5 provider state changes \(down: /);
   });
 
-  it('retries a failing receiver with growing delays until it takes the message, once', async () => {
+  it('retries a failing receiver with growing delays until it takes the message, once', { timeout: 90_000 }, async () => {
     await observe(a, 'provider_04', true);
     await sleep(WINDOW_MS * 2);
     receiver.reset();
     receiver.script([500, 503]);
 
     await observe(b, 'provider_04', false, 'HTTP 500');
-    await waitFor(() => receiver.received.length >= 3, 8000);
+    await waitFor(() => receiver.received.length >= 3, 30_000);
     await waitFor(async () => (await outboxRows()) === 0);
     await sleep(WINDOW_MS * 3);
     expect(receiver.received).toHaveLength(3);
@@ -251,6 +259,40 @@ describe('alert webhooks', () => {
     expect(() => parseConfig({ ALERT_WEBHOOK_URLS: 'https://ok.example/a,ftp://user:hunter2@x/y' })).toThrow(
       /^(?![\s\S]*hunter2)[\s\S]*ALERT_WEBHOOK_URLS: must be a comma list of http\(s\) URLs/,
     );
+  });
+
+  it('never splits one batch between instances that tick at the same moment', { timeout: 60_000 }, async () => {
+    const quiet = { info() {}, warn() {}, error() {} };
+    // Four instances' senders; long batches, so that claims running side by side would overlap.
+    const senders = [0, 1, 2, 3].map(() =>
+      createAlertSender({
+        pool: db.pool,
+        urls: [receiver.url],
+        windowMs: 0,
+        userAgent: 'test',
+        log: quiet,
+        describe: (slug) => ({ name: slug, group: 'engine' }),
+        pollMs: 3_600_000,
+        batchSize: 1000,
+      }),
+    );
+    for (const s of senders) s.start();
+    await sleep(200);
+    const ROWS = 400;
+    const ROUNDS = 8;
+    for (let round = 0; round < ROUNDS; round++) {
+      // Changes all due now, none claimed yet.
+      await db.pool.query(
+        `INSERT INTO alert_outbox (target, provider, old_ok, new_ok, last_error, changed_at, next_attempt_at)
+         SELECT $1, 'provider_0' || (1 + n % 8), true, false, 'timeout', now(), now() - interval '1 second'
+           FROM generate_series(1, $2) AS n`,
+        [targetOf(receiver.url), ROWS],
+      );
+      await Promise.all(senders.map((s) => s.tick()));
+      await waitFor(async () => (await outboxRows()) === 0);
+    }
+    await Promise.all(senders.map((s) => s.stop()));
+    expect(receiver.received.map((r) => r.body.count)).toEqual(Array(ROUNDS).fill(ROWS));
   });
 
   it('writes the digest and single bodies with every documented field', () => {
