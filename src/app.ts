@@ -12,6 +12,7 @@ import fastifyHelmet from '@fastify/helmet';
 import type pg from 'pg';
 import type { Config } from './config/index.js';
 import { registerWebSessions } from './auth/web-session.js';
+import type { Peers } from './cluster.js';
 import { type Lifecycle, createLifecycle } from './lifecycle.js';
 import { SiftLogController, loggerOptions } from './logging.js';
 import { alertsPlugin } from './alerts/plugin.js';
@@ -33,6 +34,8 @@ export interface AppDeps {
   lifecycle?: Lifecycle;
   /** A pino logger to share (the server's), false to silence logs (tests); default: one per LOG_LEVEL. */
   logger?: FastifyBaseLogger | false;
+  /** The other workers of a WORKERS > 1 cluster (cluster.ts); absent in a single process. */
+  peers?: Peers;
 }
 
 declare module 'fastify' {
@@ -40,6 +43,8 @@ declare module 'fastify' {
     config: Config;
     pool: pg.Pool;
     lifecycle: Lifecycle;
+    /** The other workers of the cluster (WORKERS > 1), else undefined. */
+    peers: Peers | undefined;
   }
 }
 
@@ -81,6 +86,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorate('config', config);
   app.decorate('pool', deps.pool);
   app.decorate('lifecycle', lifecycle);
+  app.decorate('peers', deps.peers);
   // Prometheus metrics (METRICS_ENABLED): when off, nothing is instrumented at all.
   const metrics = config.METRICS_ENABLED ? createMetrics() : undefined;
   const searchCache = createSearchCache(config.SEARCH_CACHE_MAX_MB);

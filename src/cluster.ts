@@ -16,7 +16,11 @@ import { migrate } from './db/migrate.js';
  * behind a load balancer are: keys, sessions, limits, usage and health live
  * in Postgres. What each keeps to itself is what instances keep anyway: its
  * search cache, key-lookup cache and provider suspensions. Probes are
- * scheduled on worker 0 only.
+ * scheduled on worker 0 only. Each worker writes its buffered usage counts
+ * every second; a worker about to show usage (GET /api/v1/key/, the keys
+ * page) first has the others write theirs (Peers.flushUsage, relayed by the
+ * primary, bounded by PEER_FLUSH_MS), so the count includes searches another
+ * worker answered a moment ago.
  *
  * A worker that dies is replaced (at once if it had run for a while, else
  * after a growing pause, so a worker that cannot start does not spin). A
@@ -41,6 +45,35 @@ interface StopOrder {
 /** A worker listens for its start order (a message sent before that would be lost). */
 interface Hello {
   type: 'sift:hello';
+}
+
+/** Worker to primary: have the other workers write their usage; answered by UsageFlushed with the same id. */
+interface FlushUsageRequest {
+  type: 'sift:flush-usage';
+  id: number;
+}
+/** Primary to worker: the others have written theirs (or PEER_FLUSH_MS passed). */
+interface UsageFlushed {
+  type: 'sift:usage-flushed';
+  id: number;
+}
+/** Primary to worker: write your usage now, then say FlushedHere with this order. */
+interface FlushUsageOrder {
+  type: 'sift:flush-usage-now';
+  order: number;
+}
+interface FlushedHere {
+  type: 'sift:usage-flushed-here';
+  order: number;
+}
+
+/** How long a worker waits for the others' usage writes before it reads anyway. */
+export const PEER_FLUSH_MS = 500;
+
+/** The other server processes of this cluster, as one worker sees them. */
+export interface Peers {
+  /** Has every other worker write its buffered usage counts; resolves when they did (at most PEER_FLUSH_MS). */
+  flushUsage(): Promise<void>;
 }
 
 const isMessage = <T extends { type: string }>(msg: unknown, type: T['type']): msg is T =>
@@ -78,6 +111,44 @@ export function onStopOrder(stop: () => void): void {
   process.once('disconnect', stop);
 }
 
+/** In a worker: the peers, through the primary. */
+export function workerPeers(): Peers {
+  let next = 0;
+  const waiting = new Map<number, () => void>();
+  process.on('message', (msg: unknown) => {
+    if (!isMessage<UsageFlushed>(msg, 'sift:usage-flushed')) return;
+    waiting.get(msg.id)?.();
+  });
+  return {
+    flushUsage() {
+      if (!process.connected || !process.send) return Promise.resolve();
+      const id = ++next;
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          waiting.delete(id);
+          resolve();
+        };
+        const timer = setTimeout(done, PEER_FLUSH_MS);
+        waiting.set(id, done);
+        process.send!({ type: 'sift:flush-usage', id } satisfies FlushUsageRequest);
+      });
+    },
+  };
+}
+
+/** In a worker: writes its usage when the primary relays another worker's request. */
+export function answerUsageFlushes(flush: () => Promise<void>): void {
+  process.on('message', (msg: unknown) => {
+    if (!isMessage<FlushUsageOrder>(msg, 'sift:flush-usage-now')) return;
+    flush()
+      .catch(() => {})
+      .finally(() => {
+        if (process.connected) process.send?.({ type: 'sift:usage-flushed-here', order: msg.order } satisfies FlushedHere);
+      });
+  });
+}
+
 /** A worker that dies this soon after its start counts as a crash loop: the next start waits. */
 const HEALTHY_AFTER_MS = 10_000;
 const MAX_RESTART_PAUSE_MS = 30_000;
@@ -93,6 +164,30 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
   let ready = false;
   let failStart: ((reason: Error) => void) | undefined;
   let allListening: () => void = () => {};
+  let orders = 0;
+  /** Relayed flush orders still waiting for workers: called with each worker that answered. */
+  const flushOrders = new Map<number, () => void>();
+
+  /** Asks every worker but `from` to write its usage; answers `from` when all did, or after PEER_FLUSH_MS. */
+  function relayUsageFlush(from: Worker, id: number): void {
+    const others = [...workers.values()].map((w) => w.worker).filter((w) => w !== from && w.isConnected());
+    const order = ++orders;
+    let left = others.length;
+    let answered = false;
+    const answer = () => {
+      if (answered) return;
+      answered = true;
+      clearTimeout(timer);
+      flushOrders.delete(order);
+      if (from.isConnected()) from.send({ type: 'sift:usage-flushed', id } satisfies UsageFlushed);
+    };
+    const timer = setTimeout(answer, PEER_FLUSH_MS);
+    if (left === 0) return answer();
+    flushOrders.set(order, () => {
+      if (--left === 0) answer();
+    });
+    for (const w of others) w.send({ type: 'sift:flush-usage-now', order } satisfies FlushUsageOrder);
+  }
 
   async function stopWorkers(timeoutMs: number): Promise<void> {
     const running = [...workers.values()];
@@ -132,6 +227,8 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     workers.set(index, { worker, forkedAt, exited });
     worker.on('message', (msg: unknown) => {
+      if (isMessage<FlushUsageRequest>(msg, 'sift:flush-usage')) return relayUsageFlush(worker, msg.id);
+      if (isMessage<FlushedHere>(msg, 'sift:usage-flushed-here')) return flushOrders.get(msg.order)?.();
       if (!isMessage<Hello>(msg, 'sift:hello')) return;
       worker.send({
         type: 'sift:start',

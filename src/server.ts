@@ -2,7 +2,15 @@ import cluster from 'node:cluster';
 import closeWithGrace from 'close-with-grace';
 import pino from 'pino';
 import { buildApp } from './app.js';
-import { isClusterWorker, onStopOrder, runPrimary, waitForStartOrder, type WorkerStart } from './cluster.js';
+import {
+  answerUsageFlushes,
+  isClusterWorker,
+  onStopOrder,
+  runPrimary,
+  waitForStartOrder,
+  type WorkerStart,
+  workerPeers,
+} from './cluster.js';
 import { type Config, ConfigError, loadConfig } from './config/index.js';
 import { resolveSecretKey } from './config/secret-key.js';
 import { openDatabase } from './db/index.js';
@@ -58,7 +66,9 @@ async function runInstance(config: Config, log: Log, worker?: WorkerStart): Prom
       const { applied } = await migrate(db.pool);
       if (applied.length) log.info({ applied }, 'migrations applied');
     }
-    app = await buildApp(config, { pool: db.pool, lifecycle, logger: log });
+    app = await buildApp(config, { pool: db.pool, lifecycle, logger: log, peers: worker ? workerPeers() : undefined });
+    // Another worker is about to show usage: write what this one buffers (usage, and health with it).
+    if (worker) answerUsageFlushes(async () => void (await lifecycle.flush()));
     await app.listen({ port: config.PORT, host: config.HOST });
     log.info({ ms: Date.now() - started }, worker ? 'worker ready' : 'ready');
   } catch (err) {

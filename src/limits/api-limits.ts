@@ -237,9 +237,11 @@ export interface KeyLimit {
 export async function keyUsageAndLimits(
   request: FastifyRequest,
 ): Promise<{ usage: KeyUsage; limits: { burst: KeyLimit; sustained: KeyLimit } }> {
-  const { config, pool, usageRecorder } = request.server;
+  const { config, pool, usageRecorder, peers } = request.server;
   const userId = request.apiKey?.userId ?? 0;
   const now = new Date();
+  // Other workers' buffered counts first (WORKERS > 1), so the figure holds searches they just answered.
+  await peers?.flushUsage();
   const written = await monthlySearches(pool, userId, now);
   const searches = written + (usageRecorder?.pending(userId, monthStart(now)) ?? 0);
   const decision = request.rateLimit;

@@ -13,8 +13,8 @@ import { freePort } from '../helpers/server.js';
 
 /*
  * WORKERS=2: real server processes (src/server.ts through tsx) sharing one
- * port under a cluster primary. Both workers answer; a worker that dies is
- * replaced; SIGTERM drains every worker (a search in flight still gets its
+ * port under a cluster primary. Both workers answer, and the usage either
+ * shows counts the other's searches at once; a worker that dies is replaced; SIGTERM drains every worker (a search in flight still gets its
  * answer) and exits 0; with no DATABASE_URL the primary owns the embedded
  * database and stops it last; a worker that cannot start stops the server.
  */
@@ -102,6 +102,19 @@ describe('WORKERS=2', () => {
       await waitFor('request log lines', () => completed().length >= 12, 5000);
       const answering = new Set(completed().map((l) => l.pid));
       expect([...answering].filter((pid) => pids.has(pid)).length).toBe(2);
+
+      // Usage: searches answered by either worker a moment ago are in the count the other shows.
+      const counter = await createUser(db.pool, { username: 'counted' });
+      const counted = (await issueApiKey(db.pool, counter.id)).key;
+      const ask = (path: string) =>
+        fetch(`http://127.0.0.1:${s.port}${path}`, {
+          headers: { authorization: `Api-Key ${counted}`, connection: 'close' },
+        });
+      for (let i = 0; i < 10; i++) expect((await ask(`/api/v1/instant/?q=${i}%2B1`)).status).toBe(200);
+      for (let i = 0; i < 2; i++) {
+        const key = (await (await ask('/api/v1/key/')).json()) as { usage: { searches: number } };
+        expect(key.usage.searches).toBe(10);
+      }
 
       // A worker killed outright: the primary starts another with the same index.
       const victim = workers.find((l) => l.worker === 1)!.pid as number;

@@ -74,10 +74,20 @@ async function renderKeys(
       newKey: extra.newKey ?? null,
       name: extra.name ?? '',
       // "Searches this month" (hidden when the count cannot be read).
-      monthlySearches: await monthlySearches(app.pool, user.id).catch(() => null),
+      monthlySearches: await searchesThisMonth(app, user.id),
     },
     extra.status ?? 200,
   );
+}
+
+/**
+ * The user's searches this month, null when unreadable. What this process
+ * (and, WORKERS > 1, the other workers) still buffers is written first, so the
+ * figure holds the searches of a moment ago.
+ */
+async function searchesThisMonth(app: FastifyInstance, userId: number): Promise<number | null> {
+  await Promise.all([app.peers?.flushUsage(), app.lifecycle.flush()]);
+  return monthlySearches(app.pool, userId).catch(() => null);
 }
 
 export async function keysRoutes(app: FastifyInstance): Promise<void> {
