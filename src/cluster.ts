@@ -182,7 +182,10 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
       if (from.isConnected()) from.send({ type: 'sift:usage-flushed', id } satisfies UsageFlushed);
     };
     const timer = setTimeout(answer, PEER_FLUSH_MS);
-    if (left === 0) return answer();
+    if (left === 0) {
+      answer();
+      return;
+    }
     flushOrders.set(order, () => {
       if (--left === 0) answer();
     });
