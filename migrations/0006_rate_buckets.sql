@@ -53,7 +53,7 @@ DECLARE
   now_s float8 := extract(epoch FROM clock_timestamp());
   bh float8; bcl float8; bcn integer; bt integer; bl float8[]; bn integer[];
   sh float8; scl float8; scn integer; st integer; sl float8[]; sn integer[];
-  b_loaded boolean := false; s_loaded boolean := false;
+  s_loaded boolean := false;
   b_changed boolean := false; s_changed boolean := false;
   k integer; i integer; cum integer;
 BEGIN
@@ -68,16 +68,11 @@ BEGIN
       INTO bh, bcl, bcn, bt, bl, bn, sh, scl, scn, st
       FROM rate_limits WHERE key_id = p_key FOR NO KEY UPDATE;
   END IF;
-  b_loaded := true;
   -- Never before the newest admission recorded, so buckets stay in order whatever the clocks did.
   now_s := greatest(now_s, coalesce(bcl, now_s), coalesce(scl, now_s));
 
   -- Drop what has left each window.
   IF bh IS NOT NULL AND bh + p_burst_window <= now_s THEN
-    IF NOT b_loaded THEN
-      SELECT b_last, b_n INTO bl, bn FROM rate_limits WHERE key_id = p_key;
-      b_loaded := true;
-    END IF;
     k := 0;
     WHILE k < coalesce(array_length(bl, 1), 0) AND bl[k + 1] + p_burst_window <= now_s LOOP
       bt := bt - bn[k + 1];
@@ -121,10 +116,6 @@ BEGIN
       bcn := bcn + granted;
     ELSE
       IF bcn > 0 THEN
-        IF NOT b_loaded THEN
-          SELECT b_last, b_n INTO bl, bn FROM rate_limits WHERE key_id = p_key;
-          b_loaded := true;
-        END IF;
         bl := bl || bcl;
         bn := bn || bcn;
         bh := coalesce(bh, bcl);
@@ -171,10 +162,6 @@ BEGIN
   sustained_reset := CASE WHEN st > 0 THEN coalesce(sh, scl) + p_sustained_window - now_s END;
   -- For requests refused now: when one slot frees (null while the window has room).
   IF bt >= p_burst_limit THEN
-    IF NOT b_loaded THEN
-      SELECT b_last, b_n INTO bl, bn FROM rate_limits WHERE key_id = p_key;
-      b_loaded := true;
-    END IF;
     cum := 0;
     burst_wait := bcl + p_burst_window - now_s;
     FOR i IN 1 .. coalesce(array_length(bl, 1), 0) LOOP

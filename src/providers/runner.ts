@@ -165,24 +165,19 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
   }
 
   /** Rejects at once while the provider is suspended; else runs `fetch`. */
-  function unlessSuspended<T>(provider: ProviderSlug, fetch: () => Promise<T>): () => Promise<T> {
-    const suspensions = deps.suspensions;
-    if (!suspensions) return fetch;
-    return () => {
-      const wait = suspensions.remainingMs(provider);
-      return wait > 0 ? Promise.reject(suspended(provider, wait)) : fetch();
-    };
+  function unlessSuspended<T>(provider: ProviderSlug, fetch: () => Promise<T>): Promise<T> {
+    const wait = deps.suspensions?.remainingMs(provider) ?? 0;
+    return wait > 0 ? Promise.reject(suspended(provider, wait)) : fetch();
   }
 
   function runFlow<T>(flow: ProviderFlow<T>, signal?: AbortSignal): Promise<T> {
     const steps: FlowSteps = {
       call: (call) => {
         if (!allowed(call)) return Promise.reject(notConfigured(call.provider));
-        const wait = deps.suspensions?.remainingMs(call.provider) ?? 0;
-        if (wait > 0) return Promise.reject(suspended(call.provider, wait));
         // A step is cached only when it asks to be (the flow's value is cached as a whole).
-        if (call.cacheTtlMs === undefined || call.cacheTtlMs <= 0) return callAs(call, 'query', signal);
-        return cached(call, () => callKey(call), () => callAs(call, 'query', signal));
+        const uncached = call.cacheTtlMs === undefined || call.cacheTtlMs <= 0;
+        const fetch = () => callAs(call, 'query', signal);
+        return unlessSuspended(call.provider, () => (uncached ? fetch() : cached(call, () => callKey(call), fetch)));
       },
       memo: (key, ttlMs, compute) => {
         const k = mask(`${flow.provider} memo ${key}`);
@@ -200,9 +195,9 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
     if (!allowed(task)) return Promise.reject(notConfigured(task.provider));
     if (isFlow(task)) {
       const key = () => mask(`${task.provider} flow ${task.key}`);
-      return cached(task, key, unlessSuspended(task.provider, () => runFlow(task, signal)));
+      return cached(task, key, () => unlessSuspended(task.provider, () => runFlow(task, signal)));
     }
-    return cached(task, () => callKey(task), unlessSuspended(task.provider, () => callAs(task, 'query', signal)));
+    return cached(task, () => callKey(task), () => unlessSuspended(task.provider, () => callAs(task, 'query', signal)));
   }
 
   async function gather<T>(tasks: readonly ProviderTask<T>[], options: GatherOptions = {}): Promise<Gathered<T>[]> {

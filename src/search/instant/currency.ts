@@ -1,5 +1,5 @@
 import { leadingAmount, splitsAround } from './amount.js';
-import { formatNumber, groupDigits, prefixMatcher, roundSignificant, suffixMatcher } from './text.js';
+import { formatNumber, groupDigits, prefixMatcher, roundSignificant, spaceArrows, suffixMatcher } from './text.js';
 import type { AnswerFields, InstantHandler } from './types.js';
 import { CURRENCY_VOCABULARY } from './vocabulary.js';
 
@@ -144,11 +144,7 @@ export function parseMoney(text: string): { amount: number; code: string } | nul
 
 /** The conversion a query asks for, or null (no rates needed to decide). */
 export function parseCurrencyQuery(text: string): { amount: number; from: string; to: string } | null {
-  let s = text
-    .replace(/\s*(->|→|=)\s*/g, ' $1 ')
-    .replace(/→/g, '->')
-    .replace(/\s+/g, ' ')
-    .trim();
+  let s = spaceArrows(text);
   s = afterPrefix(s) ?? s;
   s = beforeSuffix(s) ?? s;
   for (const [left, right] of splitsAround(s, CONNECTORS)) {

@@ -136,3 +136,12 @@ export function unquote(s: string): string {
   }
   return t;
 }
+
+/** A conversion query with its arrow or equals sign spaced (`->`, `→` written as `->`, `=`) and runs of space collapsed. */
+export function spaceArrows(text: string): string {
+  return text
+    .replace(/\s*(->|→|=)\s*/g, ' $1 ')
+    .replace(/→/g, '->')
+    .replace(/\s+/g, ' ')
+    .trim();
+}

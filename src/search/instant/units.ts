@@ -1,5 +1,5 @@
 import { leadingAmount, splitsAround } from './amount.js';
-import { alternation, formatNumber, prefixMatcher, roundSignificant } from './text.js';
+import { alternation, formatNumber, prefixMatcher, roundSignificant, spaceArrows } from './text.js';
 import type { AnswerFields, InstantHandler } from './types.js';
 import { CATEGORIES, type CategoryDef, type UnitDef } from './units-data.js';
 import { UNIT_VOCABULARY } from './vocabulary.js';
@@ -130,11 +130,7 @@ function amountAndUnit(left: string): { amount: number; units: Candidate[] } | n
 }
 
 export function parseConversion(text: string): AnswerFields | null {
-  let s = text
-    .replace(/\s*(->|→|=)\s*/g, ' $1 ')
-    .replace(/→/g, '->')
-    .replace(/\s+/g, ' ')
-    .trim();
+  let s = spaceArrows(text);
   s = afterPrefix(s) ?? s;
   const how = HOW_MANY.exec(s);
   if (how) {
