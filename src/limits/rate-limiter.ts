@@ -19,12 +19,12 @@ import { HOT_QUERY_TIMEOUT_MS, withQueryTimeout } from '../db/pool.js';
  * - The wait reported on a refusal (Retry-After) is when the bucket holding
  *   the needed slot leaves: the request is admitted if retried then.
  *
- * Cost: one statement (the plpgsql function rate_limit_admit) per batch of
- * requests of one key on one instance (batch.ts sends a key's requests that
- * arrive while its previous decision is in flight as one batch), one row,
- * at most 1441 buckets per window whatever the limit: the cost does not grow
- * with the limits, and one key's concurrent requests do not queue on the
- * row lock one by one.
+ * Cost: one call of the plpgsql function rate_limit_admit per key and batch
+ * of that key's requests, one row, at most 1441 buckets per window whatever
+ * the limit: the cost does not grow with the limits, and one key's concurrent
+ * requests do not queue on the row lock one by one. batch.ts sends every
+ * request that arrives while a decision is in flight, whatever its key, in
+ * the next statement: one round trip for many keys.
  */
 
 export interface WindowState {
@@ -58,10 +58,17 @@ export interface UsageLookup {
   month: string;
 }
 
+/*
+ * Several keys in one statement: the function runs once per key, in the order
+ * of the arrays (ascending key ids, so that two instances' statements take the
+ * keys' row locks in the same order and never deadlock).
+ */
 const ADMIT_SQL = `
 SELECT a.*,
-  (SELECT u.searches FROM usage_monthly u WHERE u.user_id = $7 AND u.month = $8::date) AS persisted_searches
-FROM rate_limit_admit($1, $2, $3, $4, $5, $6) a
+  (SELECT u.searches FROM usage_monthly u WHERE u.user_id = r.user_id AND u.month = r.month) AS persisted_searches
+FROM unnest($1::bigint[], $2::integer[], $7::bigint[], $8::date[]) WITH ORDINALITY AS r (key_id, wanted, user_id, month, ord)
+CROSS JOIN LATERAL rate_limit_admit(r.key_id, r.wanted, $3, $4, $5, $6) a
+ORDER BY r.ord
 `;
 
 interface AdmitRow {
@@ -80,44 +87,63 @@ export interface Limits {
   sustained: Rate;
 }
 
+/** `wanted` requests of one key to decide together, in arrival order. */
+export interface KeyRequests {
+  keyId: number;
+  wanted: number;
+  /** Also read the user's persisted monthly searches (for the quota check). */
+  usage?: UsageLookup;
+}
+
 /**
- * Decides `wanted` requests of `keyId` at once (in arrival order): the first
- * ones both windows have room for are admitted and recorded, the rest
- * refused. With `usage`, also reads the user's persisted monthly searches in
- * the same round trip (for the quota check). Database errors propagate.
+ * Decides the requests of several keys in one statement (one round trip,
+ * whatever the number of keys): for each key, the first of its `wanted`
+ * requests both windows have room for are admitted and recorded, the rest
+ * refused. Returns each key's decisions in the order given. Keys must be
+ * distinct; they are locked in ascending order whatever the order given.
+ * Database errors propagate.
  */
-export async function admitBatch(
+export async function admitKeys(
   pool: pg.Pool,
-  keyId: number,
   limits: Limits,
-  wanted: number,
-  usage?: UsageLookup,
-): Promise<RateDecision[]> {
+  requests: readonly KeyRequests[],
+): Promise<RateDecision[][]> {
   const { burst, sustained } = limits;
+  const order = requests.map((_, i) => i).sort((a, b) => requests[a]!.keyId - requests[b]!.keyId);
+  const sorted = order.map((i) => requests[i]!);
   // On every API request's path: a database that does not answer is a 503 within the bound, not a hang.
   const { rows } = await pool.query<AdmitRow>(
     withQueryTimeout(
       {
-        name: 'sift_rate_limit_admit',
+        name: 'sift_rate_limit_admit_keys',
         text: ADMIT_SQL,
         values: [
-          keyId,
-          wanted,
+          sorted.map((r) => r.keyId),
+          sorted.map((r) => r.wanted),
           burst.windowSeconds,
           burst.limit,
           sustained.windowSeconds,
           sustained.limit,
-          usage?.userId ?? null,
-          usage?.month ?? null,
+          sorted.map((r) => r.usage?.userId ?? null),
+          sorted.map((r) => r.usage?.month ?? null),
         ],
       },
       HOT_QUERY_TIMEOUT_MS,
     ),
   );
-  const row = rows[0]!;
-  const persistedSearches = usage ? Number(row.persisted_searches ?? 0) : null;
+  const result: RateDecision[][] = new Array(requests.length);
+  sorted.forEach((r, j) => {
+    result[order[j]!] = decisionsOf(limits, r, rows[j]!);
+  });
+  return result;
+}
+
+/** The decisions of one key's `wanted` requests from its row. */
+function decisionsOf(limits: Limits, request: KeyRequests, row: AdmitRow): RateDecision[] {
+  const { burst, sustained } = limits;
+  const persistedSearches = request.usage ? Number(row.persisted_searches ?? 0) : null;
   const decisions: RateDecision[] = [];
-  for (let i = 0; i < wanted; i++) {
+  for (let i = 0; i < request.wanted; i++) {
     const admitted = i < row.granted;
     decisions.push({
       admitted,
@@ -135,6 +161,22 @@ export async function admitBatch(
     });
   }
   return decisions;
+}
+
+/**
+ * Decides `wanted` requests of `keyId` at once (in arrival order): the first
+ * ones both windows have room for are admitted and recorded, the rest
+ * refused. With `usage`, also reads the user's persisted monthly searches in
+ * the same round trip (for the quota check). Database errors propagate.
+ */
+export async function admitBatch(
+  pool: pg.Pool,
+  keyId: number,
+  limits: Limits,
+  wanted: number,
+  usage?: UsageLookup,
+): Promise<RateDecision[]> {
+  return (await admitKeys(pool, limits, [{ keyId, wanted, usage }]))[0]!;
 }
 
 /** Checks and records one request of `keyId` against both limits (a batch of one). */

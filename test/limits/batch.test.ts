@@ -35,8 +35,35 @@ describe('admission batches', () => {
       // Arrival order: every admitted request came before every refused one.
       expect(decisions.findIndex((d) => !d.admitted)).toBe(37);
       expect(decisions.slice(37).every((d) => d.burst.exceeded && d.burst.remaining === 0)).toBe(true);
-      // The first request goes alone; the 99 that arrived meanwhile share the next statement.
-      expect(statements()).toBe(2);
+      // Requests that arrive in one turn of the event loop share one statement.
+      expect(statements()).toBe(1);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('decides the requests of many keys in one statement, each key against its own windows', async () => {
+    const { pool, statements } = countingPool(db.url);
+    try {
+      const batcher = createAdmissionBatcher(pool, { burst: rate('3/min'), sustained: rate('5000/day') });
+      // 40 keys, 5 requests each, interleaved; keys given in descending order (locked ascending).
+      const keys = Array.from({ length: 40 }, (_, i) => 740 - i);
+      const asked = Array.from({ length: 200 }, (_, i) => keys[i % 40]!);
+      const decisions = await Promise.all(asked.map((key) => batcher.admit(key)));
+      for (const key of keys) {
+        const mine = decisions.filter((_, i) => asked[i] === key);
+        expect(mine.map((d) => d.admitted)).toEqual([true, true, true, false, false]);
+        expect(mine.map((d) => d.burst.remaining)).toEqual([2, 1, 0, 0, 0]);
+      }
+      expect(statements()).toBe(1);
+      // Arriving while that statement is in flight: decided by the next one, after it.
+      const first = batcher.admit(800);
+      const second = batcher.admit(801);
+      await new Promise((r) => setImmediate(r));
+      const third = batcher.admit(800);
+      const [a, b, c] = await Promise.all([first, second, third]);
+      expect([a.burst.remaining, b.burst.remaining, c.burst.remaining]).toEqual([2, 2, 1]);
+      expect(statements()).toBe(3);
     } finally {
       await pool.end();
     }

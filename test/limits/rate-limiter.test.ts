@@ -104,10 +104,7 @@ describe('rate limiter (bucketed sliding windows in Postgres)', () => {
     const later = await admitMany(db.pool, key, l, 2);
     expect(later.map((d) => d.admitted)).toEqual([true, true]);
     expect(later[1]!.sustained.remaining).toBe(1);
-    const { rows } = await db.pool.query(
-      'SELECT b_total AS b, s_total AS s FROM rate_limits WHERE key_id = $1',
-      [key],
-    );
+    const { rows } = await db.pool.query('SELECT b_total AS b, s_total AS s FROM rate_limits WHERE key_id = $1', [key]);
     expect(rows[0]).toEqual({ b: 2, s: 4 });
   });
 

@@ -97,7 +97,8 @@ describe('searches running ahead of the rate limiter', () => {
     }
   }
 
-  const braveSearches = (tag: string) => brave.requestsTo('web').filter((r) => r.query.get('q')?.startsWith(tag)).length;
+  const braveSearches = (tag: string) =>
+    brave.requestsTo('web').filter((r) => r.query.get('q')?.startsWith(tag)).length;
 
   it('never asks an engine for a request over the burst limit, however many arrive at once', async () => {
     await withApp({ API_THROTTLE_BURST: '5/min' }, async ({ app }) => {
