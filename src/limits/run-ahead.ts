@@ -20,11 +20,14 @@ import { LRUCache } from 'lru-cache';
  * Decisions that overlap in time may arrive out of order; the estimate takes
  * the smallest headroom among them. Other instances may spend the same
  * budget meanwhile: a request that ran ahead and is then refused still
- * answers 429 and counts nothing, and hints unused for HINT_TTL_MS are
- * forgotten.
+ * answers 429 and counts nothing (and its refusal sets the hint to no room,
+ * so the key's next requests wait for their decisions). Hints unused for
+ * HINT_TTL_MS are forgotten: long enough that a key used once or twice a
+ * minute still runs ahead, since on one instance a hint only grows more
+ * cautious with age (windows free slots as time passes).
  */
 
-const HINT_TTL_MS = 10_000;
+const HINT_TTL_MS = 60_000;
 const MAX_KEYS = 10_000;
 /** Two web searches with all four engines. */
 export const QUOTA_MARGIN_UNITS = 8;

@@ -245,6 +245,80 @@ describe('key lookups cached for a bounded time', () => {
   });
 });
 
+describe('key lookups refreshed ahead of expiry', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => db.drop());
+
+  it('reads a key used past half its entry life afresh in the background, so steady use never waits for a lookup', async () => {
+    const user = await createUser(db.pool, { username: 'gina' });
+    const issued = await issueApiKey(db.pool, user.id);
+    let queries = 0;
+    const counting = new Proxy(db.pool, {
+      get(target, prop, receiver) {
+        if (prop === 'query') {
+          return (...args: unknown[]) => {
+            queries++;
+            return (target.query as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const authenticator = createApiKeyAuthenticator(counting, 400);
+    expect((await authenticator.authenticate(issued.key)).kind).toBe('ok');
+    expect(queries).toBe(1);
+    // Used every 250 ms for 1.5 s (almost four entry lives): each use past 200 ms starts one background read.
+    for (let i = 0; i < 6; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      expect((await authenticator.authenticate(issued.key)).kind).toBe('ok');
+    }
+    expect(queries).toBe(7);
+    // The background reads kept the entry alive: revoked now, the key stops within one entry life.
+    await revokeApiKey(db.pool, issued.id);
+    await new Promise((r) => setTimeout(r, 450));
+    expect((await authenticator.authenticate(issued.key)).kind).toBe('invalid');
+  });
+
+  it('never brings back a row forgotten while its background read was in flight', async () => {
+    const user = await createUser(db.pool, { username: 'hank' });
+    const issued = await issueApiKey(db.pool, user.id);
+    // Results of the pool are held back while `gate` is set: a read is done, its answer arrives later.
+    let gate: Promise<void> | null = null;
+    let open = () => {};
+    const holding = new Proxy(db.pool, {
+      get(target, prop, receiver) {
+        if (prop === 'query') {
+          return async (...args: unknown[]) => {
+            const result = await (target.query as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+            if (gate) await gate;
+            return result;
+          };
+        }
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const authenticator = createApiKeyAuthenticator(holding, 400);
+    expect((await authenticator.authenticate(issued.key)).kind).toBe('ok');
+    await new Promise((r) => setTimeout(r, 250));
+    gate = new Promise<void>((r) => {
+      open = r;
+    });
+    // This use starts a background read, which finds the key active; its answer is held back.
+    expect((await authenticator.authenticate(issued.key)).kind).toBe('ok');
+    await new Promise((r) => setTimeout(r, 50));
+    // The revocation on this instance lands meanwhile, then the old answer arrives.
+    await revokeApiKey(db.pool, issued.id);
+    authenticator.forget(issued.prefix);
+    gate = null;
+    open();
+    await new Promise((r) => setTimeout(r, 20));
+    expect((await authenticator.authenticate(issued.key)).kind).toBe('invalid');
+  });
+});
+
 describe('API authentication while the database is down', () => {
   it('answers 503 with Retry-After instead of 500', async () => {
     const pool = createPool('postgres://nobody:x@127.0.0.1:1/none', { connectionTimeoutMillis: 200 });
