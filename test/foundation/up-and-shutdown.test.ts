@@ -131,7 +131,8 @@ describe('graceful shutdown', () => {
       // The script execs node: the pid is the server's, so signals reach it directly.
       const cmdline = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0');
       expect(path.basename(cmdline[0]!)).toMatch(/^node/);
-      expect(cmdline).toContain('--max-semi-space-size=8');
+      expect(cmdline).toContain('--max-semi-space-size=32');
+      expect(cmdline).toContain('--heap-growing-percent=50');
       expect(cmdline).toContain('dist/server.js');
     } finally {
       child.kill('SIGTERM');
