@@ -953,3 +953,24 @@ describe('instant answers: fuzzed queries', () => {
     expect(warnings).toEqual([]);
   });
 });
+
+describe('maths errors', () => {
+  it('refuses bad input with a named MathError and its reason, and without a stack trace to capture', async () => {
+    const { evaluate, MathError } = await import('../../src/search/instant/math.js');
+    const refusal = (() => {
+      try {
+        evaluate('1/0');
+      } catch (err) {
+        return err;
+      }
+      return null;
+    })();
+    expect(refusal).toBeInstanceOf(MathError);
+    expect(refusal).toBeInstanceOf(Error);
+    expect((refusal as Error).name).toBe('MathError');
+    expect((refusal as Error).message).toBe('division by zero');
+    expect((refusal as Error).stack).toBe('MathError: division by zero');
+    // Other errors keep their stacks.
+    expect(new Error('x').stack?.split('\n').length).toBeGreaterThan(1);
+  });
+});
