@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createApiKeyAuthenticator } from '../../src/auth/api-key-auth.js';
@@ -195,6 +196,23 @@ describe('API root index without the status page', () => {
   });
 });
 
+/** The pool, counting the queries sent through it. */
+function countingQueries(pool: pg.Pool): { pool: pg.Pool; queries: () => number } {
+  let n = 0;
+  const counting = new Proxy(pool, {
+    get(target, prop, receiver) {
+      if (prop === 'query') {
+        return (...args: unknown[]) => {
+          n++;
+          return (target.query as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+  return { pool: counting, queries: () => n };
+}
+
 describe('key lookups cached for a bounded time', () => {
   let db: TestDatabase;
   beforeAll(async () => {
@@ -225,23 +243,12 @@ describe('key lookups cached for a bounded time', () => {
   it('answers a cached key without a database round trip', async () => {
     const user = await createUser(db.pool, { username: 'frank' });
     const issued = await issueApiKey(db.pool, user.id);
-    let queries = 0;
-    const counting = new Proxy(db.pool, {
-      get(target, prop, receiver) {
-        if (prop === 'query') {
-          return (...args: unknown[]) => {
-            queries++;
-            return (target.query as (...a: unknown[]) => unknown).apply(target, args);
-          };
-        }
-        return Reflect.get(target, prop, receiver);
-      },
-    });
+    const { pool: counting, queries } = countingQueries(db.pool);
     const authenticator = createApiKeyAuthenticator(counting, 10_000);
     await Promise.all([authenticator.authenticate(issued.key), authenticator.authenticate(issued.key)]);
-    expect(queries).toBe(1);
+    expect(queries()).toBe(1);
     for (let i = 0; i < 5; i++) expect((await authenticator.authenticate(issued.key)).kind).toBe('ok');
-    expect(queries).toBe(1);
+    expect(queries()).toBe(1);
   });
 });
 
@@ -255,27 +262,16 @@ describe('key lookups refreshed ahead of expiry', () => {
   it('reads a key used past half its entry life afresh in the background, so steady use never waits for a lookup', async () => {
     const user = await createUser(db.pool, { username: 'gina' });
     const issued = await issueApiKey(db.pool, user.id);
-    let queries = 0;
-    const counting = new Proxy(db.pool, {
-      get(target, prop, receiver) {
-        if (prop === 'query') {
-          return (...args: unknown[]) => {
-            queries++;
-            return (target.query as (...a: unknown[]) => unknown).apply(target, args);
-          };
-        }
-        return Reflect.get(target, prop, receiver);
-      },
-    });
+    const { pool: counting, queries } = countingQueries(db.pool);
     const authenticator = createApiKeyAuthenticator(counting, 400);
     expect((await authenticator.authenticate(issued.key)).kind).toBe('ok');
-    expect(queries).toBe(1);
+    expect(queries()).toBe(1);
     // Used every 250 ms for 1.5 s (almost four entry lives): each use past 200 ms starts one background read.
     for (let i = 0; i < 6; i++) {
       await new Promise((r) => setTimeout(r, 250));
       expect((await authenticator.authenticate(issued.key)).kind).toBe('ok');
     }
-    expect(queries).toBe(7);
+    expect(queries()).toBe(7);
     // The background reads kept the entry alive: revoked now, the key stops within one entry life.
     await revokeApiKey(db.pool, issued.id);
     await new Promise((r) => setTimeout(r, 450));
