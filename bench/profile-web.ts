@@ -2,10 +2,13 @@
  * Ad-hoc profiling helper: Sift (dist/) under web-search load against the fake engines.
  * PROF=1 writes a V8 CPU profile to bench/results/ (open it in Chrome DevTools).
  * C=<connections> (default 100), D=<seconds> (default 10), LL=<log level> (default info),
- * SIFT_NODE_OPTIONS=<NODE_OPTIONS for Sift only>, SIFT_NODE_ARGS=<node flags for Sift only>,
- * P=<path and query up to the query text> (default /api/v1/web/?q=prof+; e.g. /api/v1/suggest/?q=prof+).
+ * SIFT_LOG=<file for Sift's stdout> (default: discarded), SIFT_NODE_OPTIONS=<NODE_OPTIONS for Sift only>, SIFT_NODE_ARGS=<node flags for Sift only>,
+ * P=<path and query up to the query text> (default /api/v1/web/?q=prof+; e.g. /api/v1/suggest/?q=prof+), the
+ * request counter appended, or put where P says {n}; several paths separated by spaces are taken in turn
+ * (P='/api/v1/instant/?q={n}+km+in+miles /api/v1/instant/?q=md5+hello+{n}').
  */
 import { spawn } from 'node:child_process';
+import { openSync } from 'node:fs';
 import path from 'node:path';
 import { cpuMsOf, postgresCpuMs } from './proc.js';
 import autocannon from 'autocannon';
@@ -43,7 +46,7 @@ const child = spawn(
       LOG_LEVEL: process.env.LL ?? 'info',
       NODE_OPTIONS: process.env.SIFT_NODE_OPTIONS ?? '',
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', process.env.SIFT_LOG ? openSync(process.env.SIFT_LOG, 'w') : 'ignore', 'inherit'],
   },
 );
 for (;;) {
@@ -52,6 +55,11 @@ for (;;) {
   } catch {}
   await new Promise((r) => setTimeout(r, 50));
 }
+const paths = (process.env.P ?? '/api/v1/web/?q=prof+').split(' ').filter(Boolean);
+const pathFor = (i: number): string => {
+  const p = paths[i % paths.length]!;
+  return p.includes('{n}') ? p.replaceAll('{n}', String(i)) : `${p}${i}`;
+};
 let n = 0,
   k = 0;
 const cpuMs = (): number => cpuMsOf(child.pid!);
@@ -66,7 +74,7 @@ const load = (duration: number) =>
         method: 'GET',
         setupRequest: (req: autocannon.Request) => ({
           ...req,
-          path: `${process.env.P ?? '/api/v1/web/?q=prof+'}${++n}`,
+          path: pathFor(++n),
           headers: { authorization: `Api-Key ${keys[k++ % keys.length]}` },
         }),
       },

@@ -5,10 +5,13 @@ import type { Config } from './config/index.js';
 /** Query parameters whose values never reach a log line. */
 const SECRET_QUERY_PARAMS = new Set(['token', 'key', 'api_key', 'apikey', 'api-key', 'password']);
 
+/** Could a query string name a secret-bearing parameter? (A percent-encoded name might.) */
+const MAY_NAME_SECRET = /token|key|password|%/i;
+
 /** Replaces the values of secret-bearing query parameters with `[redacted]`. */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
-  if (q < 0) return url;
+  if (q < 0 || !MAY_NAME_SECRET.test(url.slice(q + 1))) return url;
   const query = url
     .slice(q + 1)
     .split('&')
@@ -27,12 +30,13 @@ export function redactUrl(url: string): string {
   return `${url.slice(0, q)}?${query}`;
 }
 
+/*
+ * Header values redacted wherever a log object carries `headers` at its top
+ * level. `req` and `res` need no paths: their serializers (below, and
+ * Fastify's for `res`) keep no header but the user agent, and pino redacts
+ * after serializing, so paths under them only cost time on every request line.
+ */
 export const REDACTED_PATHS = [
-  'req.headers.authorization',
-  'req.headers["x-api-key"]',
-  'req.headers["x-monitor-token"]',
-  'req.headers.cookie',
-  'res.headers["set-cookie"]',
   'headers.authorization',
   'headers["x-api-key"]',
   'headers["x-monitor-token"]',

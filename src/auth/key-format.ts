@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /*
  * The API key format: `svc_sk_<prefix>.<secret>`. The prefix is 8 lowercase
@@ -23,7 +23,7 @@ export function generateKey(): GeneratedKey {
 }
 
 export function hashSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  return hash('sha256', secret, 'buffer');
 }
 
 /** Constant-time comparison of a presented secret with a stored hash. */

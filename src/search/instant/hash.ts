@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { alternation, escapeRegExp, unquote } from './text.js';
 import type { InstantHandler } from './types.js';
 import { HASH_VOCABULARY } from './vocabulary.js';
@@ -13,7 +13,7 @@ export const HASH_ALGORITHMS = ['md5', 'sha1', 'sha256', 'sha512'] as const;
 
 export function hashesOf(text: string): Record<(typeof HASH_ALGORITHMS)[number], string> {
   const out = {} as Record<(typeof HASH_ALGORITHMS)[number], string>;
-  for (const algo of HASH_ALGORITHMS) out[algo] = createHash(algo).update(text, 'utf8').digest('hex');
+  for (const algo of HASH_ALGORITHMS) out[algo] = hash(algo, text, 'hex');
   return out;
 }
 
