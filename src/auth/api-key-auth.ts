@@ -2,14 +2,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 import { HOT_QUERY_TIMEOUT_MS, withQueryTimeout } from '../db/pool.js';
+import { listenForKeyChanges } from './key-changes.js';
 import { parseKey, secretMatches } from './key-format.js';
 import type { ApiPrincipal } from './types.js';
 
 /*
  * Authentication of every request under /api/v1/ by API key. Key rows are
  * cached in memory for at most CACHE_TTL_MS, so a hit costs no database round
- * trip and a miss costs one; a key revoked (or an owner disabled) on another
- * instance stops working here within that time, and at once on this one.
+ * trip and a miss costs one. A key revoked or an owner disabled, on this
+ * instance or any other (or by the CLI), is dropped from the cache at once:
+ * the database announces the change (key-changes.ts). Should that channel be
+ * down, a cached row still lives no longer than CACHE_TTL_MS.
  *
  * A key used again after half its entry's life is read afresh in the
  * background while the cached row answers (refresh ahead): a key in steady
@@ -17,7 +20,8 @@ import type { ApiPrincipal } from './types.js';
  * on its requests' path, and no row is ever older than CACHE_TTL_MS.
  */
 
-export const CACHE_TTL_MS = 10_000;
+/** DESIGN.md section 7: key lookups cached 30 s at most. */
+export const CACHE_TTL_MS = 30_000;
 const CACHE_MAX_ENTRIES = 10_000;
 const LAST_USED_INTERVAL_MS = 60_000;
 
@@ -74,19 +78,40 @@ export interface ApiKeyAuthenticator {
 }
 
 export function createApiKeyAuthenticator(pool: pg.Pool, ttlMs = CACHE_TTL_MS): ApiKeyAuthenticator {
-  const cache = new LRUCache<string, CachedKey>({
-    max: CACHE_MAX_ENTRIES,
-    ttl: ttlMs,
-    // Concurrent misses for one prefix share one query.
-    fetchMethod: async (prefix) => ({ row: await loadKey(pool, prefix) }),
-  });
+  const cache = new LRUCache<string, CachedKey>({ max: CACHE_MAX_ENTRIES, ttl: ttlMs });
+  /** Lookups in flight, by prefix: concurrent misses for one prefix share one query. */
+  const reading = new Map<string, { generation: number; answer: Promise<CachedKey> }>();
   /** Prefixes being read afresh in the background. */
   const refreshing = new Set<string>();
-  /** Bumped by forget(): a background read started before it must not bring an old row back. */
+  /** Bumped by forget(): a read started before it must not bring an old row back into the cache. */
   let generation = 0;
 
+  /**
+   * The cached row, or one read now. A read started before a forget() still
+   * answers the requests that joined it (they came before the change was
+   * heard) but is not cached, and later requests start a read of their own.
+   */
+  function lookup(prefix: string): Promise<CachedKey> {
+    const shared = reading.get(prefix);
+    if (shared && shared.generation === generation) return shared.answer;
+    const started = generation;
+    const answer = loadKey(pool, prefix)
+      .then((row) => {
+        const entry = { row };
+        if (generation === started) cache.set(prefix, entry);
+        return entry;
+      })
+      .finally(() => {
+        if (reading.get(prefix)?.answer === answer) reading.delete(prefix);
+      });
+    reading.set(prefix, { generation: started, answer });
+    return answer;
+  }
+
   function refreshAhead(prefix: string): void {
-    if (refreshing.has(prefix) || cache.getRemainingTTL(prefix) > ttlMs / 2) return;
+    // Only a cached row past half its life: a row just read uncached (see lookup) must not come in this way.
+    const remaining = cache.getRemainingTTL(prefix);
+    if (refreshing.has(prefix) || remaining <= 0 || remaining > ttlMs / 2) return;
     refreshing.add(prefix);
     const started = generation;
     loadKey(pool, prefix)
@@ -105,7 +130,8 @@ export function createApiKeyAuthenticator(pool: pg.Pool, ttlMs = CACHE_TTL_MS): 
       if (presented === null) return { kind: 'not-provided' };
       const parsed = parseKey(presented);
       if (!parsed) return { kind: 'invalid' };
-      const cached = await cache.fetch(parsed.prefix);
+      // A hit answers without waiting for a promise; a miss (or a lookup in flight) waits for the one query.
+      const cached = cache.get(parsed.prefix) ?? (await lookup(parsed.prefix));
       refreshAhead(parsed.prefix);
       const row = cached?.row;
       if (!row || row.revoked || !secretMatches(parsed.secret, row.secretHash)) return { kind: 'invalid' };
@@ -211,6 +237,10 @@ export function registerApiKeyAuthentication(app: FastifyInstance): void {
     app.log.warn({ err }, 'could not record when an API key was last used'),
   );
   app.lifecycle.onFlush('api-key-last-used', () => lastUsed.flush());
+  const changes = listenForKeyChanges(app.pool, authenticator, { log: app.log });
+  app.addHook('onClose', async () => {
+    await changes.close();
+  });
 
   app.addHook('onRequest', async (request, reply) => {
     let outcome: AuthOutcome;
