@@ -9,7 +9,8 @@
  *   translate/ (GET), translate/languages/
  *
  * The upstream: each call is one undici request bounded by the provider's
- * timeout; gather() runs the tasks at once under an optional deadline.
+ * timeout, with Sift's Accept-Encoding (a compressed answer is decoded as Sift
+ * decodes it, so both sides get the same bytes from every fake); gather() runs the tasks at once under an optional deadline.
  * Multi-step flows (cards: Wikipedia search then summary, TheTVDB login then
  * search then details, the Wikidata classification) run their steps through
  * the same bare call. Like Sift, the floor keeps what outlives one query:
@@ -26,6 +27,8 @@
  */
 import Fastify, { type FastifyReply } from 'fastify';
 import { LRUCache } from 'lru-cache';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import { Agent, interceptors, request } from 'undici';
 import { parseConfig } from '../src/config/index.js';
 import { createProviderDirectory } from '../src/providers/registry.js';
@@ -57,6 +60,21 @@ function asUpstreamError(task: ProviderTask<unknown>, err: unknown): UpstreamErr
   return err instanceof UpstreamError ? err : new UpstreamError(task.provider, 'connect', String(err));
 }
 
+const gunzip = promisify(zlib.gunzip);
+const inflate = promisify(zlib.inflate);
+const brotli = promisify(zlib.brotliDecompress);
+
+/** A compressed body decoded as Sift's HTTP layer does (zlib, asynchronously). */
+function decoded(raw: Buffer, encoding: string | string[] | undefined): Promise<Buffer> | Buffer {
+  const enc = String(encoding ?? '')
+    .trim()
+    .toLowerCase();
+  if (enc === 'gzip' || enc === 'x-gzip') return gunzip(raw);
+  if (enc === 'deflate') return inflate(raw);
+  if (enc === 'br') return brotli(raw);
+  return raw;
+}
+
 /** One upstream call: a bare undici request, the body parsed as JSON (or text), the adapter's parse. */
 async function bareCall<T>(c: ProviderCall<T>): Promise<T> {
   if (!providers.isConfigured(c.provider) && !c.ownCredential) {
@@ -65,13 +83,16 @@ async function bareCall<T>(c: ProviderCall<T>): Promise<T> {
   const timeout = c.timeoutMs ?? providers.timeoutMs(c.provider);
   const res = await request(c.request.url, {
     method: c.request.method ?? 'GET',
-    headers: c.request.headers,
+    // Sift's own request headers: an upstream that compresses when asked (Stack Exchange) answers both alike.
+    headers: { 'accept-encoding': 'gzip, deflate, br', ...c.request.headers },
     body: c.request.body,
     dispatcher: c.request.followRedirects ? redirecting : agent,
     headersTimeout: timeout,
     bodyTimeout: timeout,
   });
-  const text = await res.body.text();
+  const text = (await decoded(Buffer.from(await res.body.arrayBuffer()), res.headers['content-encoding'])).toString(
+    'utf8',
+  );
   if (res.statusCode < 200 || res.statusCode >= 300) {
     throw new UpstreamError(c.provider, 'http_status', `status ${res.statusCode}`, res.statusCode);
   }

@@ -1,7 +1,8 @@
 /*
- * Ad-hoc profiling helper: Sift (dist/) under web-search load against the fake engines.
+ * Ad-hoc profiling helper: Sift (dist/) under load (web search by default) against every upstream's fake.
  * PROF=1 writes a V8 CPU profile to bench/results/ (open it in Chrome DevTools).
  * C=<connections> (default 100), D=<seconds> (default 10), LL=<log level> (default info),
+ * FLOOR=1 puts the fan-out floor (bench/floor-fanout.ts) under the same load instead of Sift.
  * SIFT_LOG=<file for Sift's stdout> (default: discarded), SIFT_NODE_OPTIONS=<NODE_OPTIONS for Sift only>, SIFT_NODE_ARGS=<node flags for Sift only>,
  * P=<path and query up to the query text> (default /api/v1/web/?q=prof+; e.g. /api/v1/suggest/?q=prof+), the
  * request counter appended, or put where P says {n}; several paths separated by spaces are taken in turn
@@ -12,14 +13,14 @@ import { openSync } from 'node:fs';
 import path from 'node:path';
 import { cpuMsOf, postgresCpuMs } from './proc.js';
 import autocannon from 'autocannon';
-import { startWebFakes } from '../test/fakes/index.js';
+import { startAllFakes } from '../test/fakes/all.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { createPool } from '../src/db/pool.js';
 import { createUser } from '../src/auth/users.js';
 import { issueApiKey } from '../src/auth/api-keys.js';
 import { migrate } from '../src/db/migrate.js';
 
-const fakes = await startWebFakes({ latencyMs: 50 });
+const fakes = await startAllFakes({ latencyMs: 50 });
 const pg = await startEmbeddedPostgres({ dataDir: 'bench/results/profile-data' });
 const pool = createPool(pg.url);
 await migrate(pool);
@@ -27,31 +28,45 @@ const u = await createUser(pool, { username: 'p' + Date.now() });
 const keys: string[] = [];
 for (let i = 0; i < 500; i++) keys.push((await issueApiKey(pool, u.id)).key);
 await pool.end();
-const child = spawn(
-  process.execPath,
-  [
-    ...(process.env.PROF ? ['--cpu-prof', '--cpu-prof-dir=bench/results'] : []),
-    ...(process.env.SIFT_NODE_ARGS ?? '').split(' ').filter(Boolean),
-    'dist/server.js',
-  ],
-  {
-    cwd: path.resolve(path.dirname(new URL(import.meta.url).pathname), '..'),
-    env: {
-      ...process.env,
-      ...fakes.env,
-      DATABASE_URL: pg.url,
-      PORT: '8345',
-      HOST: '127.0.0.1',
-      PROBE_INTERVAL_SECONDS: '0',
-      LOG_LEVEL: process.env.LL ?? 'info',
-      NODE_OPTIONS: process.env.SIFT_NODE_OPTIONS ?? '',
-    },
-    stdio: ['ignore', process.env.SIFT_LOG ? openSync(process.env.SIFT_LOG, 'w') : 'ignore', 'inherit'],
-  },
-);
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const profFlags = process.env.PROF ? ['--cpu-prof', '--cpu-prof-dir=bench/results'] : [];
+// FLOOR=1: the fan-out floor (bench/floor-fanout.ts) instead of Sift, under the same load.
+const floor = Boolean(process.env.FLOOR);
+const child = floor
+  ? spawn(process.execPath, [...profFlags, '--import', 'tsx', 'bench/floor-fanout.ts', JSON.stringify(fakes.env)], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+  : spawn(
+      process.execPath,
+      [...profFlags, ...(process.env.SIFT_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/server.js'],
+      {
+        cwd: root,
+        env: {
+          ...process.env,
+          ...fakes.env,
+          DATABASE_URL: pg.url,
+          PORT: '8345',
+          HOST: '127.0.0.1',
+          PROBE_INTERVAL_SECONDS: '0',
+          LOG_LEVEL: process.env.LL ?? 'info',
+          NODE_OPTIONS: process.env.SIFT_NODE_OPTIONS ?? '',
+        },
+        stdio: ['ignore', process.env.SIFT_LOG ? openSync(process.env.SIFT_LOG, 'w') : 'ignore', 'inherit'],
+      },
+    );
+const base = floor
+  ? await new Promise<string>((resolve) => {
+      let buf = '';
+      child.stdout!.on('data', (c: Buffer) => {
+        buf += c.toString();
+        if (buf.includes('\n')) resolve((JSON.parse(buf.slice(0, buf.indexOf('\n'))) as { url: string }).url);
+      });
+    })
+  : 'http://127.0.0.1:8345';
 for (;;) {
   try {
-    if ((await fetch('http://127.0.0.1:8345/up')).ok) break;
+    if (floor || (await fetch(`${base}/up`)).ok) break;
   } catch {}
   await new Promise((r) => setTimeout(r, 50));
 }
@@ -66,7 +81,7 @@ const cpuMs = (): number => cpuMsOf(child.pid!);
 const pgCpuMs = postgresCpuMs;
 const load = (duration: number) =>
   autocannon({
-    url: 'http://127.0.0.1:8345',
+    url: base,
     connections: Number(process.env.C ?? 100),
     duration,
     requests: [
