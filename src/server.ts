@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import closeWithGrace from 'close-with-grace';
-import pino from 'pino';
+import type pino from 'pino';
 import { buildApp } from './app.js';
 import {
   answerUsageFlushes,
@@ -16,7 +16,7 @@ import { resolveSecretKey } from './config/secret-key.js';
 import { openDatabase } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import { createLifecycle } from './lifecycle.js';
-import { loggerOptions } from './logging.js';
+import { createLogger } from './logging.js';
 import { shutdown } from './shutdown.js';
 
 /*
@@ -37,23 +37,27 @@ async function runInstance(config: Config, log: Log, worker?: WorkerStart): Prom
 
   let closing = false;
   // Registered first, so a signal during start-up still stops the embedded server.
-  const { close } = closeWithGrace({ delay: config.SHUTDOWN_TIMEOUT_MS + 5000, logger: log }, async ({ signal, err }) => {
-    closing = true;
-    if (err) log.error({ err }, 'fatal error, shutting down');
-    else log.info({ signal }, 'shutting down');
-    await shutdown({
-      app,
-      lifecycle,
-      closeDatabase: () => db?.close() ?? Promise.resolve(),
-      drainTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-      log,
-    });
-    log.info('stopped');
-  });
+  const { close } = closeWithGrace(
+    { delay: config.SHUTDOWN_TIMEOUT_MS + 5000, logger: log },
+    async ({ signal, err }) => {
+      closing = true;
+      if (err) log.error({ err }, 'fatal error, shutting down');
+      else log.info({ signal }, 'shutting down');
+      await shutdown({
+        app,
+        lifecycle,
+        closeDatabase: () => db?.close() ?? Promise.resolve(),
+        drainTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+        log,
+      });
+      log.info('stopped');
+    },
+  );
   // A worker drains when its primary says so (or is gone); a signal of its own may have come first.
-  if (worker) onStopOrder(() => {
-    if (!closing) void close();
-  });
+  if (worker)
+    onStopOrder(() => {
+      if (!closing) void close();
+    });
 
   try {
     db = await openDatabase(config, {
@@ -89,7 +93,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const log = pino(loggerOptions(config) as pino.LoggerOptions);
+  const log = createLogger(config);
 
   if (isClusterWorker()) {
     const start = await waitForStartOrder();

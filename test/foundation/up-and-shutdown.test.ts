@@ -141,6 +141,44 @@ describe('graceful shutdown', () => {
   });
 });
 
+describe('request log lines of a server process', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => db.drop());
+
+  it('writes each request line within a moment when idle, and the lines still pending when stopped', async () => {
+    ensureBuilt();
+    const port = await freePort();
+    const child = spawn(process.execPath, ['dist/server.js'], {
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db.url, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c) => (output += c));
+    child.stderr.on('data', (c) => (output += c));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const completed = () => output.split('\n').filter((l) => l.includes('"msg":"request completed"')).length;
+    try {
+      await waitFor(() => output.includes('"msg":"ready"'), 20_000);
+      // One request, then nothing: its line is written although far less than a buffer's worth waits.
+      expect((await fetch(`http://127.0.0.1:${port}/api/v1/?first`)).status).toBe(401);
+      await waitFor(() => completed() === 1, 2000);
+      // A burst, then at once a stop: every line reaches the output before the process ends.
+      const burst = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => fetch(`http://127.0.0.1:${port}/api/v1/?n=${i}`).then((r) => r.status)),
+      );
+      expect(burst.every((s) => s === 401)).toBe(true);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(completed()).toBe(21);
+    expect(output).toContain('"msg":"stopped"');
+  });
+});
+
 async function waitFor(cond: () => boolean, ms: number): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
