@@ -4,6 +4,7 @@ import type pino from 'pino';
 import type { Config } from './config/index.js';
 import { openDatabase } from './db/index.js';
 import { migrate } from './db/migrate.js';
+import { writeLogNow } from './logging.js';
 
 /*
  * WORKERS > 1: several server processes on one port (node:cluster; the
@@ -144,7 +145,8 @@ export function answerUsageFlushes(flush: () => Promise<void>): void {
     flush()
       .catch(() => {})
       .finally(() => {
-        if (process.connected) process.send?.({ type: 'sift:usage-flushed-here', order: msg.order } satisfies FlushedHere);
+        if (process.connected)
+          process.send?.({ type: 'sift:usage-flushed-here', order: msg.order } satisfies FlushedHere);
       });
   });
 }
@@ -245,6 +247,7 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
       if (!ready && listening === count) {
         ready = true;
         log.info({ ms: Date.now() - startedAt, workers: count }, 'ready');
+        writeLogNow(log);
         allListening();
       }
     });

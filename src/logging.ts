@@ -57,20 +57,30 @@ function prettyTransport(): { target: string } | undefined {
 
 /** Log lines are written once this many bytes wait, or every LOG_FLUSH_MS. */
 const LOG_BUFFER_BYTES = 4096;
-const LOG_FLUSH_MS = 250;
+const LOG_FLUSH_MS = 25;
 
 /**
  * The server's logger. On a TTY, pretty lines through pino-pretty when it is
  * installed. Otherwise JSON lines to standard output, written in batches: a
  * write per request line cost more CPU than the rest of the line, so lines
- * wait until 4 KB are pending or 250 ms have passed. What is pending is
+ * wait until 4 KB are pending or 25 ms have passed. What is pending is
  * written synchronously when the process exits (pino does so for its
- * destinations), so only a SIGKILL can lose the last quarter second.
+ * destinations), so only a SIGKILL can lose the last few lines.
  */
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): pino.Logger {
   const options = loggerOptions(config) as pino.LoggerOptions;
   if (options.transport) return pino(options);
   return pino(options, pino.destination({ dest: 1, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS }));
+}
+
+/** Writes what the logger holds now (after a line others wait for, like "ready"). */
+export function writeLogNow(log: pino.Logger): void {
+  const stream = (log as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
+  try {
+    stream?.flushSync?.();
+  } catch {
+    // Not a buffered destination, or not open yet: its lines go out on their own.
+  }
 }
 
 interface LoggableRequest {

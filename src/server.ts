@@ -16,7 +16,7 @@ import { resolveSecretKey } from './config/secret-key.js';
 import { openDatabase } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import { createLifecycle } from './lifecycle.js';
-import { createLogger } from './logging.js';
+import { createLogger, writeLogNow } from './logging.js';
 import { shutdown } from './shutdown.js';
 
 /*
@@ -75,6 +75,7 @@ async function runInstance(config: Config, log: Log, worker?: WorkerStart): Prom
     if (worker) answerUsageFlushes(async () => void (await lifecycle.flush()));
     await app.listen({ port: config.PORT, host: config.HOST });
     log.info({ ms: Date.now() - started }, worker ? 'worker ready' : 'ready');
+    writeLogNow(log);
   } catch (err) {
     log.error(err instanceof Error ? err.message : err);
     await db?.close().catch(() => {});

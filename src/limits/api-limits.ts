@@ -16,6 +16,8 @@ declare module 'fastify' {
      * or null when admitted. Handlers settle it with `admitted()` or `runAhead()`.
      */
     admission?: Promise<Refusal | null>;
+    /** Asks for the pending decision at once (the work that ran ahead is done). */
+    hurryAdmission?: () => void;
   }
   interface FastifyContextConfig {
     /**
@@ -61,6 +63,13 @@ function sendRefusal(reply: FastifyReply, refusal: Refusal): FastifyReply {
  * when the request is admitted; otherwise sends the refusal and returns false.
  */
 export async function admitted(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+  // Nothing else to do meanwhile: a decision waiting for company goes now.
+  if (request.admission) request.hurryAdmission?.();
+  return settled(request, reply);
+}
+
+/** Waits for the request's pending decision (if any); sends the refusal and returns false when refused. */
+async function settled(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
   const pending = request.admission;
   if (!pending) return true;
   request.admission = undefined;
@@ -82,13 +91,29 @@ export async function runAhead<T>(
   reply: FastifyReply,
   work: () => Promise<T>,
 ): Promise<{ value: T } | null> {
-  if (!request.admission) return { value: await work() };
+  const decision = request.admission;
+  if (!decision) return { value: await work() };
+  // The decision may wait a little for other requests to share its statement (batch.ts), but
+  // never once the work is done.
+  let decided = false;
+  void decision.then(() => {
+    decided = true;
+  });
+  const done = () => {
+    if (!decided) request.hurryAdmission?.();
+  };
   // A handler is attached at once: a rejection while the decision is pending is never unhandled.
   const running = work().then(
-    (value) => ({ ok: true as const, value }),
-    (error: unknown) => ({ ok: false as const, error }),
+    (value) => {
+      done();
+      return { ok: true as const, value };
+    },
+    (error: unknown) => {
+      done();
+      return { ok: false as const, error };
+    },
   );
-  if (await admitted(request, reply)) {
+  if (await settled(request, reply)) {
     const outcome = await running;
     if (outcome.ok) return { value: outcome.value };
     throw outcome.error;
@@ -142,13 +167,13 @@ export function registerApiLimits(app: FastifyInstance): void {
   const batcher = createAdmissionBatcher(app.pool, limits);
 
   /** Checks and records the request against both limits and the quota: the refusal to send, or null. */
-  async function decide(request: FastifyRequest, keyId: number, userId: number) {
+  async function decide(request: FastifyRequest, keyId: number, userId: number, patient = false) {
     const now = new Date();
     const month = monthStart(now);
     const quotaApplies = quota > 0 && countsSearches(request);
     let decision: RateDecision;
     try {
-      decision = await batcher.admit(keyId, quotaApplies ? { userId, month } : undefined);
+      decision = await batcher.admit(keyId, quotaApplies ? { userId, month } : undefined, patient);
     } catch (err) {
       hints.settle(keyId, { rate: 0 });
       request.log.error({ err }, 'rate limiter unavailable');
@@ -184,11 +209,15 @@ export function registerApiLimits(app: FastifyInstance): void {
     // A route's upstream calls may start before the decision only when this
     // instance knows the key has room (run-ahead.ts).
     if (hints.start(principal.keyId, request.routeOptions.config?.runsAhead === true)) {
-      request.admission = decide(request, principal.keyId, principal.userId);
+      // Patient: the route's upstream calls start now, so the decision can wait for company (batch.ts).
+      request.admission = decide(request, principal.keyId, principal.userId, true);
+      request.hurryAdmission = batcher.hurry;
       hints.ranAhead(principal.keyId, request.admission);
       return;
     }
     const ahead = hints.ahead(principal.keyId);
+    // This request waits for that decision: it must not wait for company.
+    if (ahead) batcher.hurry();
     // The decision waited for could not reach the database: asking again now would wait as long
     // again, so this request gets the same 503 (each API answer stays within one statement's bound).
     if (ahead && (await ahead) === UNAVAILABLE) {

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRate, type Rate } from '../../src/config/rate.js';
 import { createPool } from '../../src/db/pool.js';
-import { createAdmissionBatcher } from '../../src/limits/batch.js';
+import { createAdmissionBatcher, PATIENCE_MS } from '../../src/limits/batch.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 const rate = (text: string): Rate => parseRate(text) as Rate;
@@ -95,6 +95,73 @@ describe('admission batches', () => {
       const results = await Promise.allSettled([batcher.admit(1), batcher.admit(1), batcher.admit(1)]);
       expect(results.every((r) => r.status === 'rejected')).toBe(true);
       await expect(batcher.admit(1)).rejects.toBeTruthy();
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
+describe('patient admissions (their work already runs ahead)', () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('wait a few milliseconds for company: requests spread over that time share one statement', async () => {
+    const { pool, statements } = countingPool(db.url);
+    try {
+      const batcher = createAdmissionBatcher(pool, { burst: rate('1000/min'), sustained: rate('5000/day') });
+      const pending: Promise<unknown>[] = [];
+      const started = Date.now();
+      for (let i = 0; i < 5; i++) {
+        pending.push(batcher.admit(900 + i, undefined, true));
+        await sleep(1);
+      }
+      expect(statements()).toBe(0);
+      const decisions = (await Promise.all(pending)) as { admitted: boolean }[];
+      expect(decisions.every((d) => d.admitted)).toBe(true);
+      expect(statements()).toBe(1);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(PATIENCE_MS - 1);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('go at once with an impatient request, or when hurried', async () => {
+    const { pool, statements } = countingPool(db.url);
+    try {
+      const batcher = createAdmissionBatcher(pool, { burst: rate('1000/min'), sustained: rate('5000/day') });
+      const patient = batcher.admit(910, undefined, true);
+      await new Promise((r) => setImmediate(r));
+      expect(statements()).toBe(0);
+      const impatient = batcher.admit(911);
+      await new Promise((r) => setImmediate(r));
+      expect(statements()).toBe(1);
+      await Promise.all([patient, impatient]);
+
+      const hurried = batcher.admit(912, undefined, true);
+      await new Promise((r) => setImmediate(r));
+      expect(statements()).toBe(1);
+      batcher.hurry();
+      await new Promise((r) => setImmediate(r));
+      expect(statements()).toBe(2);
+      await hurried;
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('hurried while a statement is in flight: the next statement follows it at once', async () => {
+    const { pool, statements } = countingPool(db.url);
+    try {
+      const batcher = createAdmissionBatcher(pool, { burst: rate('1000/min'), sustained: rate('5000/day') });
+      const first = batcher.admit(920);
+      await new Promise((r) => setImmediate(r));
+      expect(statements()).toBe(1);
+      // Arrives (patiently) while the first statement is in flight, then its work is done.
+      const second = batcher.admit(921, undefined, true);
+      batcher.hurry();
+      await first;
+      // Sent as soon as the first came back (not after waiting out the patience).
+      expect(statements()).toBe(2);
+      await second;
     } finally {
       await pool.end();
     }
