@@ -528,7 +528,9 @@ async function main() {
   // Warm-up of both sides over every endpoint at once (JIT, connection pools to every fake, the
   // database pool, the API-key cache), so that the first section measured is not the cold one.
   // (The limits section searches the web.)
-  const selected = ENDPOINTS.filter((e) => wants(e.name) || wants('mix') || (e.name === 'web' && (wants('limits') || wants('metrics'))));
+  const selected = ENDPOINTS.filter(
+    (e) => wants(e.name) || wants('mix') || (e.name === 'web' && (wants('limits') || wants('metrics'))),
+  );
   if (selected.length > 0 && WARMUP_ALL > 0) {
     log(`warm-up: every endpoint, ${WARMUP_ALL} s on each side`);
     const fanout = selected.filter((e) => e.floor === 'fanout');
@@ -785,6 +787,8 @@ async function main() {
     log('metrics cost: web search, 100 connections, metrics off vs on');
     const web = ENDPOINTS.find((e) => e.name === 'web')!;
     const withMetrics = await startSift({ ...siftEnv, ...NEVER_REFUSING_LIMITS, METRICS_ENABLED: 'true' }, logFile);
+    // Warmed up as the main Sift was before its first section (JIT, key cache, upstream connections).
+    await mixedLoad(withMetrics.url, [web], 50, WARMUP_ALL, rotatingAuth);
     const runs: { off: Load[]; on: Load[] } = { off: [], on: [] };
     for (let round = 0; round < 2; round++) {
       runs.off.push(await load(sift.url, next(web), 100, { headers: rotatingAuth, pid }));
@@ -795,7 +799,10 @@ async function main() {
     await stop(withMetrics.child);
     const mean = (l: Load[]) => l.reduce((n, x) => n + x.rps, 0) / l.length;
     const r = ratio(mean(runs.on), mean(runs.off));
-    for (const [side, list] of [['off', runs.off], ['on', runs.on]] as const) {
+    for (const [side, list] of [
+      ['off', runs.off],
+      ['on', runs.on],
+    ] as const) {
       for (const [i, l] of list.entries()) rows.push(tableRow(`web, metrics ${side} (round ${i + 1})`, 100, l));
     }
     targets.push({
@@ -816,6 +823,8 @@ async function main() {
     const clustered = await startSift({ ...siftEnv, WORKERS: String(count) }, logFile);
     const workerPids = childPids(clustered.child.pid!);
     const whole = () => [clustered.child.pid!, ...workerPids].reduce((n, p) => n + cpuMsOf(p), 0);
+    // Warmed up as the main Sift was before its first section; 50 connections reach every worker.
+    await mixedLoad(clustered.url, [web], 50, WARMUP_ALL, rotatingAuth);
     const runs: { one: Load[]; many: Load[] } = { one: [], many: [] };
     for (let round = 0; round < 2; round++) {
       runs.one.push(await load(sift.url, next(web), 100, { headers: rotatingAuth, pid }));
@@ -828,7 +837,10 @@ async function main() {
     await stop(clustered.child);
     const mean = (l: Load[]) => l.reduce((n, x) => n + x.rps, 0) / l.length;
     const scaling = ratio(mean(runs.many), mean(runs.one));
-    for (const [side, list] of [['1 process', runs.one], [`WORKERS=${count}`, runs.many]] as const) {
+    for (const [side, list] of [
+      ['1 process', runs.one],
+      [`WORKERS=${count}`, runs.many],
+    ] as const) {
       for (const [i, l] of list.entries()) rows.push(tableRow(`web, ${side} (round ${i + 1})`, 100, l));
     }
     const maxRss = Math.max(...workerRss);
