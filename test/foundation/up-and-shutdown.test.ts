@@ -100,33 +100,25 @@ describe('graceful shutdown', () => {
   });
 
   it('stops a real server process on SIGTERM with exit status 0', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const server = spawnServer(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      PORT: '0',
+      DATABASE_URL: db.url,
     });
-    let output = '';
-    child.stdout.on('data', (c) => (output += c));
-    child.stderr.on('data', (c) => (output += c));
-    await waitFor(() => output.includes('"msg":"ready"'), 20_000);
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    expect(output).toContain('"msg":"stopped"');
+    await waitFor(() => server.output().includes('"msg":"ready"'), 20_000);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    expect(server.output()).toContain('"msg":"stopped"');
   });
 
   it('starts through bin/sift-server (the npm start and Docker command) as node itself, with its V8 flag', async () => {
     ensureBuilt();
     const port = await freePort();
-    const child = spawn('sh', ['bin/sift-server'], {
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db.url, LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const { child, output, exited } = spawnServer('sh', ['bin/sift-server'], {
+      PORT: String(port),
+      DATABASE_URL: db.url,
     });
-    let output = '';
-    child.stdout.on('data', (c) => (output += c));
-    child.stderr.on('data', (c) => (output += c));
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
-      await waitFor(() => output.includes('"msg":"ready"'), 20_000);
+      await waitFor(() => output().includes('"msg":"ready"'), 20_000);
       expect((await fetch(`http://127.0.0.1:${port}/up`)).status).toBe(200);
       // The script execs node: the pid is the server's, so signals reach it directly.
       const cmdline = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0');
@@ -151,17 +143,16 @@ describe('request log lines of a server process', () => {
   it('writes each request line within a moment when idle, and the lines still pending when stopped', async () => {
     ensureBuilt();
     const port = await freePort();
-    const child = spawn(process.execPath, ['dist/server.js'], {
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db.url, LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const { child, output, exited } = spawnServer(process.execPath, ['dist/server.js'], {
+      PORT: String(port),
+      DATABASE_URL: db.url,
     });
-    let output = '';
-    child.stdout.on('data', (c) => (output += c));
-    child.stderr.on('data', (c) => (output += c));
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    const completed = () => output.split('\n').filter((l) => l.includes('"msg":"request completed"')).length;
+    const completed = () =>
+      output()
+        .split('\n')
+        .filter((l) => l.includes('"msg":"request completed"')).length;
     try {
-      await waitFor(() => output.includes('"msg":"ready"'), 20_000);
+      await waitFor(() => output().includes('"msg":"ready"'), 20_000);
       // One request, then nothing: its line is written although far less than a buffer's worth waits.
       expect((await fetch(`http://127.0.0.1:${port}/api/v1/?first`)).status).toBe(401);
       await waitFor(() => completed() === 1, 2000);
@@ -175,9 +166,22 @@ describe('request log lines of a server process', () => {
     }
     expect(await exited).toBe(0);
     expect(completed()).toBe(21);
-    expect(output).toContain('"msg":"stopped"');
+    expect(output()).toContain('"msg":"stopped"');
   });
 });
+
+/** A server process on 127.0.0.1 at LOG_LEVEL=info: its combined output so far, and its exit code once it ends. */
+function spawnServer(command: string, args: string[], env: Record<string, string>) {
+  const child = spawn(command, args, {
+    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (c) => (output += c));
+  child.stderr.on('data', (c) => (output += c));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return { child, output: () => output, exited };
+}
 
 async function waitFor(cond: () => boolean, ms: number): Promise<void> {
   const end = Date.now() + ms;
