@@ -10,18 +10,25 @@ import { writeLogNow } from './logging.js';
  * WORKERS > 1: several server processes on one port (node:cluster; the
  * primary hands incoming connections to the workers in turn).
  *
- * The primary serves no request. It opens the database (starting the
- * embedded server when DATABASE_URL is unset: the primary owns it), applies
- * the migrations once, settles the session secret, and forks the workers.
+ * The primary serves no request. It forks the workers (they load their
+ * modules meanwhile), opens the database (starting the embedded server when
+ * DATABASE_URL is unset: the primary owns it), applies the migrations once,
+ * then sends each worker its start order with the database URL and the
+ * session secret.
  * Each worker is a full instance on that database, as separate instances
  * behind a load balancer are: keys, sessions, limits, usage and health live
  * in Postgres. What each keeps to itself is what instances keep anyway: its
- * search cache, key-lookup cache and provider suspensions. Probes are
- * scheduled on worker 0 only. Each worker writes its buffered usage counts
- * every second; a worker about to show usage (GET /api/v1/key/, the keys
- * page) first has the others write theirs (Peers.flushUsage, relayed by the
- * primary, bounded by PEER_FLUSH_MS), so the count includes searches another
- * worker answered a moment ago.
+ * search cache and key-lookup cache. Probes are scheduled on worker 0 only.
+ * Through the primary, workers keep in step where a single process would
+ * show one state (Peers):
+ * - usage: each worker writes its buffered counts every second; a worker
+ *   about to show usage (GET /api/v1/key/, the keys page) first has the
+ *   others write theirs, so the count includes searches another worker
+ *   answered a moment ago;
+ * - provider suspensions: each worker tells the others the failures and
+ *   recoveries it sees (suspension.ts), so all suspend a provider together;
+ * - metrics: the worker that answers a scrape adds the others' series
+ *   (metrics/index.ts).
  *
  * A worker that dies is replaced (at once if it had run for a while, else
  * after a growing pause, so a worker that cannot start does not spin). A
@@ -48,34 +55,62 @@ interface Hello {
   type: 'sift:hello';
 }
 
-/** Worker to primary: have the other workers write their usage; answered by UsageFlushed with the same id. */
-interface FlushUsageRequest {
-  type: 'sift:flush-usage';
+/*
+ * Worker to worker, through the primary:
+ * - a question (Ask) goes to every other worker (Question); each answers with
+ *   what its answerer for that question returns (Answer); the primary sends
+ *   the asker every answer (Answers) once all came or PEER_ANSWER_MS passed;
+ * - a note (Tell) goes to every other worker (Told); nobody answers.
+ */
+interface Ask {
+  type: 'sift:ask';
   id: number;
+  question: string;
 }
-/** Primary to worker: the others have written theirs (or PEER_FLUSH_MS passed). */
-interface UsageFlushed {
-  type: 'sift:usage-flushed';
+interface Question {
+  type: 'sift:question';
+  order: number;
+  question: string;
+}
+interface Answer {
+  type: 'sift:answer';
+  order: number;
+  answer: unknown;
+}
+interface Answers {
+  type: 'sift:answers';
   id: number;
+  answers: unknown[];
 }
-/** Primary to worker: write your usage now, then say FlushedHere with this order. */
-interface FlushUsageOrder {
-  type: 'sift:flush-usage-now';
-  order: number;
+interface Tell {
+  type: 'sift:tell';
+  topic: string;
+  body: unknown;
 }
-interface FlushedHere {
-  type: 'sift:usage-flushed-here';
-  order: number;
+interface Told {
+  type: 'sift:told';
+  topic: string;
+  body: unknown;
 }
 
-/** How long a worker waits for the others' usage writes before it reads anyway. */
-export const PEER_FLUSH_MS = 500;
+/** How long a worker waits for the others' answers before it goes on with those it has. */
+export const PEER_ANSWER_MS = 500;
 
 /** The other server processes of this cluster, as one worker sees them. */
 export interface Peers {
-  /** Has every other worker write its buffered usage counts; resolves when they did (at most PEER_FLUSH_MS). */
+  /** Has every other worker write its buffered usage counts; resolves when they did (at most PEER_ANSWER_MS). */
   flushUsage(): Promise<void>;
+  /** Every other worker's answer to `question` (those that answered within PEER_ANSWER_MS). */
+  ask(question: string): Promise<unknown[]>;
+  /** Answers the other workers' `question` with what `answerer` returns (null if it throws). */
+  answer(question: string, answerer: () => unknown): void;
+  /** Sends `body` to every other worker's `hear(topic)`. */
+  tell(topic: string, body: unknown): void;
+  hear(topic: string, listener: (body: unknown) => void): void;
 }
+
+/** The question whose answerer writes the worker's usage counts. */
+export const FLUSH_USAGE = 'flush-usage';
 
 const isMessage = <T extends { type: string }>(msg: unknown, type: T['type']): msg is T =>
   typeof msg === 'object' && msg !== null && (msg as { type?: unknown }).type === type;
@@ -115,40 +150,52 @@ export function onStopOrder(stop: () => void): void {
 /** In a worker: the peers, through the primary. */
 export function workerPeers(): Peers {
   let next = 0;
-  const waiting = new Map<number, () => void>();
+  const waiting = new Map<number, (answers: unknown[]) => void>();
+  const answerers = new Map<string, () => unknown>();
+  const listeners = new Map<string, (body: unknown) => void>();
+  const send = (msg: Ask | Answer | Tell) => {
+    if (process.connected) process.send?.(msg);
+  };
   process.on('message', (msg: unknown) => {
-    if (!isMessage<UsageFlushed>(msg, 'sift:usage-flushed')) return;
-    waiting.get(msg.id)?.();
+    if (isMessage<Answers>(msg, 'sift:answers')) return waiting.get(msg.id)?.(msg.answers);
+    if (isMessage<Told>(msg, 'sift:told')) return listeners.get(msg.topic)?.(msg.body);
+    if (!isMessage<Question>(msg, 'sift:question')) return;
+    const answerer = answerers.get(msg.question);
+    Promise.resolve()
+      .then(() => (answerer ? answerer() : null))
+      .catch(() => null)
+      .then((answer) => send({ type: 'sift:answer', order: msg.order, answer }));
   });
-  return {
-    flushUsage() {
-      if (!process.connected || !process.send) return Promise.resolve();
+  const peers: Peers = {
+    ask(question) {
+      if (!process.connected || !process.send) return Promise.resolve([]);
       const id = ++next;
-      return new Promise<void>((resolve) => {
-        const done = () => {
+      return new Promise((resolve) => {
+        const done = (answers: unknown[]) => {
           clearTimeout(timer);
           waiting.delete(id);
-          resolve();
+          resolve(answers);
         };
-        const timer = setTimeout(done, PEER_FLUSH_MS);
+        // The primary answers within PEER_ANSWER_MS; this bounds a primary that is gone.
+        const timer = setTimeout(() => done([]), PEER_ANSWER_MS + 100);
         waiting.set(id, done);
-        process.send!({ type: 'sift:flush-usage', id } satisfies FlushUsageRequest);
+        send({ type: 'sift:ask', id, question });
       });
     },
+    async flushUsage() {
+      await peers.ask(FLUSH_USAGE);
+    },
+    answer(question, answerer) {
+      answerers.set(question, answerer);
+    },
+    tell(topic, body) {
+      send({ type: 'sift:tell', topic, body });
+    },
+    hear(topic, listener) {
+      listeners.set(topic, listener);
+    },
   };
-}
-
-/** In a worker: writes its usage when the primary relays another worker's request. */
-export function answerUsageFlushes(flush: () => Promise<void>): void {
-  process.on('message', (msg: unknown) => {
-    if (!isMessage<FlushUsageOrder>(msg, 'sift:flush-usage-now')) return;
-    flush()
-      .catch(() => {})
-      .finally(() => {
-        if (process.connected)
-          process.send?.({ type: 'sift:usage-flushed-here', order: msg.order } satisfies FlushedHere);
-      });
-  });
+  return peers;
 }
 
 /** A worker that dies this soon after its start counts as a crash loop: the next start waits. */
@@ -167,31 +214,38 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
   let failStart: ((reason: Error) => void) | undefined;
   let allListening: () => void = () => {};
   let orders = 0;
-  /** Relayed flush orders still waiting for workers: called with each worker that answered. */
-  const flushOrders = new Map<number, () => void>();
+  /** Relayed questions still waiting for workers: called with each answer. */
+  const questions = new Map<number, (answer: unknown) => void>();
 
-  /** Asks every worker but `from` to write its usage; answers `from` when all did, or after PEER_FLUSH_MS. */
-  function relayUsageFlush(from: Worker, id: number): void {
+  /** Asks every worker but `from`; sends `from` the answers when all came, or after PEER_ANSWER_MS. */
+  function relayQuestion(from: Worker, id: number, question: string): void {
     const others = [...workers.values()].map((w) => w.worker).filter((w) => w !== from && w.isConnected());
     const order = ++orders;
-    let left = others.length;
+    const answers: unknown[] = [];
     let answered = false;
-    const answer = () => {
+    const reply = () => {
       if (answered) return;
       answered = true;
       clearTimeout(timer);
-      flushOrders.delete(order);
-      if (from.isConnected()) from.send({ type: 'sift:usage-flushed', id } satisfies UsageFlushed);
+      questions.delete(order);
+      if (from.isConnected()) from.send({ type: 'sift:answers', id, answers } satisfies Answers);
     };
-    const timer = setTimeout(answer, PEER_FLUSH_MS);
-    if (left === 0) {
-      answer();
+    const timer = setTimeout(reply, PEER_ANSWER_MS);
+    if (others.length === 0) {
+      reply();
       return;
     }
-    flushOrders.set(order, () => {
-      if (--left === 0) answer();
+    questions.set(order, (answer) => {
+      answers.push(answer);
+      if (answers.length === others.length) reply();
     });
-    for (const w of others) w.send({ type: 'sift:flush-usage-now', order } satisfies FlushUsageOrder);
+    for (const w of others) w.send({ type: 'sift:question', order, question } satisfies Question);
+  }
+
+  /** Passes a worker's note to every other worker. */
+  function relayNote(from: Worker, topic: string, body: unknown): void {
+    for (const { worker } of workers.values())
+      if (worker !== from && worker.isConnected()) worker.send({ type: 'sift:told', topic, body } satisfies Told);
   }
 
   async function stopWorkers(timeoutMs: number): Promise<void> {
@@ -232,15 +286,18 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     workers.set(index, { worker, forkedAt, exited });
     worker.on('message', (msg: unknown) => {
-      if (isMessage<FlushUsageRequest>(msg, 'sift:flush-usage')) return relayUsageFlush(worker, msg.id);
-      if (isMessage<FlushedHere>(msg, 'sift:usage-flushed-here')) return flushOrders.get(msg.order)?.();
+      if (isMessage<Tell>(msg, 'sift:tell')) return relayNote(worker, msg.topic, msg.body);
+      if (isMessage<Ask>(msg, 'sift:ask')) return relayQuestion(worker, msg.id, msg.question);
+      if (isMessage<Answer>(msg, 'sift:answer')) return questions.get(msg.order)?.(msg.answer);
       if (!isMessage<Hello>(msg, 'sift:hello')) return;
-      worker.send({
-        type: 'sift:start',
-        index,
-        databaseUrl: db!.url,
-        secretKey: options.secretKey,
-      } satisfies WorkerStart);
+      // A worker forked at start-up loads its modules while the database starts; it starts when that is done.
+      void databaseReady.then(
+        (url) => {
+          if (worker.isConnected())
+            worker.send({ type: 'sift:start', index, databaseUrl: url, secretKey: options.secretKey } satisfies WorkerStart);
+        },
+        () => {},
+      );
     });
     worker.once('listening', () => {
       listening++;
@@ -268,7 +325,24 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
     });
   }
 
+  let databaseOpened: (url: string) => void = () => {};
+  let databaseFailed: (err: unknown) => void = () => {};
+  const databaseReady = new Promise<string>((resolve, reject) => {
+    databaseOpened = resolve;
+    databaseFailed = reject;
+  });
+  databaseReady.catch(() => {});
+
   try {
+    const started = new Promise<void>((resolve, reject) => {
+      allListening = resolve;
+      failStart = reject;
+    });
+    // Awaited once the database is open; a worker failing before that must not be an unhandled rejection.
+    started.catch(() => {});
+    // Forked first: the workers load their modules while the database starts and migrates.
+    for (let i = 0; i < count; i++) fork(i);
+    log.info({ workers: count }, 'workers starting');
     db = await openDatabase(config, {
       info: (m) => log.info(m),
       warn: (m) => log.warn(m),
@@ -278,16 +352,12 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
     if (applied.length) log.info({ applied }, 'migrations applied');
     // The primary needs no connection of its own from here on (the embedded server keeps running).
     await db.pool.end();
-    const started = new Promise<void>((resolve, reject) => {
-      allListening = resolve;
-      failStart = reject;
-    });
-    for (let i = 0; i < count; i++) fork(i);
-    log.info({ workers: count }, 'workers starting');
+    databaseOpened(db.url);
     await started;
     failStart = undefined;
   } catch (err) {
     stopping = true;
+    databaseFailed(err);
     log.error(err instanceof Error ? err.message : err);
     await stopWorkers(5000).catch(() => {});
     await db?.close().catch(() => {});

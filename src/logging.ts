@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import pino from 'pino';
-import { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
+import type { FastifyServerOptions } from 'fastify';
 import type { Config } from './config/index.js';
 
 /** Query parameters whose values never reach a log line. */
@@ -109,26 +109,4 @@ export function loggerOptions(config: Pick<Config, 'LOG_LEVEL'>): FastifyServerO
       },
     },
   };
-}
-
-/** Monitor polling is frequent and uninteresting: its request lines go to debug. */
-function isMonitorPoll(url: string): boolean {
-  return url.startsWith('/status/health');
-}
-
-/**
- * One log line per request, at completion (method, redacted URL, status,
- * time), instead of Fastify's two; the incoming line only at debug.
- */
-export class SiftLogController extends LogController {
-  override incomingRequest(request: FastifyRequest): void {
-    request.log.debug({ req: request }, 'incoming request');
-  }
-
-  override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
-    const line = { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime };
-    if (error) reply.log.error({ ...line, err: error }, 'request errored');
-    else if (isMonitorPoll(request.url)) reply.log.debug(line, 'request completed');
-    else reply.log.info(line, 'request completed');
-  }
 }

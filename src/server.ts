@@ -1,9 +1,8 @@
 import cluster from 'node:cluster';
 import closeWithGrace from 'close-with-grace';
 import type pino from 'pino';
-import { buildApp } from './app.js';
 import {
-  answerUsageFlushes,
+  FLUSH_USAGE,
   isClusterWorker,
   onStopOrder,
   runPrimary,
@@ -15,6 +14,7 @@ import { type Config, ConfigError, loadConfig } from './config/index.js';
 import { resolveSecretKey } from './config/secret-key.js';
 import { openDatabase } from './db/index.js';
 import { migrate } from './db/migrate.js';
+import { workerPoolMax } from './db/pool.js';
 import { createLifecycle } from './lifecycle.js';
 import { createLogger, writeLogNow } from './logging.js';
 import { shutdown } from './shutdown.js';
@@ -28,12 +28,27 @@ import { shutdown } from './shutdown.js';
 
 type Log = pino.Logger;
 
+/*
+ * The app's modules (Fastify, undici, the providers, MCP…) take about half a
+ * second to load. They are imported while the database starts, not before:
+ * an instance starts them alongside the embedded server, a worker while its
+ * primary starts it, and a primary never loads them.
+ */
+const loadApp = () => import('./app.js');
+
 /** One instance: database, app, listening socket; stopped by closeWithGrace. */
-async function runInstance(config: Config, log: Log, worker?: WorkerStart): Promise<void> {
+async function runInstance(
+  config: Config,
+  log: Log,
+  worker?: WorkerStart,
+  appModule: ReturnType<typeof loadApp> = loadApp(),
+): Promise<void> {
   const started = Date.now();
+  // Awaited below; a load failure is reported there, not as an unhandled rejection meanwhile.
+  appModule.catch(() => {});
   const lifecycle = createLifecycle();
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
-  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  let app: Awaited<ReturnType<Awaited<ReturnType<typeof loadApp>>['buildApp']>> | undefined;
 
   let closing = false;
   // Registered first, so a signal during start-up still stops the embedded server.
@@ -60,19 +75,25 @@ async function runInstance(config: Config, log: Log, worker?: WorkerStart): Prom
     });
 
   try {
-    db = await openDatabase(config, {
-      info: (m) => log.info(m),
-      warn: (m) => log.warn(m),
-      error: (o, m) => log.error(o, m),
-    });
+    db = await openDatabase(
+      config,
+      {
+        info: (m) => log.info(m),
+        warn: (m) => log.warn(m),
+        error: (o, m) => log.error(o, m),
+      },
+      worker ? { max: workerPoolMax(config.WORKERS) } : {},
+    );
     // A worker's primary has migrated already.
     if (!worker) {
       const { applied } = await migrate(db.pool);
       if (applied.length) log.info({ applied }, 'migrations applied');
     }
-    app = await buildApp(config, { pool: db.pool, lifecycle, logger: log, peers: worker ? workerPeers() : undefined });
+    const { buildApp } = await appModule;
+    const peers = worker ? workerPeers() : undefined;
     // Another worker is about to show usage: write what this one buffers (usage, and health with it).
-    if (worker) answerUsageFlushes(async () => void (await lifecycle.flush()));
+    peers?.answer(FLUSH_USAGE, async () => void (await lifecycle.flush()));
+    app = await buildApp(config, { pool: db.pool, lifecycle, logger: log, peers });
     await app.listen({ port: config.PORT, host: config.HOST });
     log.info({ ms: Date.now() - started }, worker ? 'worker ready' : 'ready');
     writeLogNow(log);
@@ -97,6 +118,7 @@ async function main(): Promise<void> {
   const log = createLogger(config);
 
   if (isClusterWorker()) {
+    const appModule = loadApp();
     const start = await waitForStartOrder();
     const workerLog = log.child({ worker: start.index });
     await runInstance(
@@ -109,6 +131,7 @@ async function main(): Promise<void> {
       },
       workerLog,
       start,
+      appModule,
     );
     return;
   }

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Config } from '../config/index.js';
 import { type EmbeddedLogger, type EmbeddedPostgres, startEmbeddedPostgres } from './embedded.js';
-import { createPool } from './pool.js';
+import { createPool, type PoolOptions } from './pool.js';
 
 export interface Database {
   pool: pg.Pool;
@@ -17,6 +17,7 @@ export interface Database {
 export async function openDatabase(
   config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR'>,
   logger?: EmbeddedLogger & { error(obj: unknown, msg?: string): void },
+  poolOptions: PoolOptions = {},
 ): Promise<Database> {
   let embedded: EmbeddedPostgres | undefined;
   let url = config.DATABASE_URL;
@@ -24,7 +25,7 @@ export async function openDatabase(
     embedded = await startEmbeddedPostgres({ dataDir: config.DATA_DIR, logger });
     url = embedded.url;
   }
-  const pool = createPool(url, {}, (err) => logger?.error({ err }, 'idle database client error'));
+  const pool = createPool(url, poolOptions, (err) => logger?.error({ err }, 'idle database client error'));
   let closed = false;
   return {
     pool,

@@ -32,6 +32,20 @@ export function withQueryTimeout<I>(config: pg.QueryConfig<I>, timeoutMs: number
   return { ...config, query_timeout: timeoutMs } as pg.QueryConfig<I>;
 }
 
+/** An instance's connections for requests: one process has them all, WORKERS processes share them. */
+export const POOL_MAX = 20;
+/** The fewest a worker keeps, whatever the count: its limiter, usage and health writes overlap. */
+const WORKER_POOL_MIN = 5;
+
+/**
+ * A worker's pool size: the instance's POOL_MAX split between its workers (at
+ * least WORKER_POOL_MIN each), so that one per core on a large machine does
+ * not exhaust PostgreSQL's max_connections (100 by default).
+ */
+export function workerPoolMax(workers: number): number {
+  return Math.max(WORKER_POOL_MIN, Math.ceil(POOL_MAX / Math.max(1, workers)));
+}
+
 export interface PoolOptions {
   max?: number;
   /** How long to wait for a connection before failing (ms). Keeps requests from hanging while the database is down. */
@@ -42,7 +56,7 @@ export interface PoolOptions {
 export function createPool(url: string, options: PoolOptions = {}, onError?: (err: Error) => void): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.max ?? 20,
+    max: options.max ?? POOL_MAX,
     connectionTimeoutMillis: options.connectionTimeoutMillis ?? 1500,
     // A backend costs PostgreSQL ~10 ms of CPU to start and as much again to exit (its page tables
     // are torn down): connections idle for a burst's gap stay open rather than churn.

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Peers } from '../cluster.js';
 import type { SearchCache } from '../providers/cache.js';
 import { healthOf } from '../providers/health-store.js';
 import { tokenMatches } from '../routes/health.js';
@@ -23,6 +24,11 @@ import { tokenMatches } from '../routes/health.js';
  *   from provider_status at scrape time; each provider's suspension (seconds
  *   left, this instance's);
  * - Node's process metrics (prom-client's defaults).
+ *
+ * With WORKERS > 1, the worker that answers a scrape adds the other workers'
+ * series (prom-client's aggregation: counters and histograms summed; the
+ * provider state, read from the shared database, and the suspensions, the
+ * same on every worker, taken once), so a scrape sees the whole server.
  *
  * Labels come from bounded sets only: route patterns, provider slugs,
  * groups, failure kinds, status codes. No secret reaches a label.
@@ -145,6 +151,8 @@ export function createMetrics(): Metrics & {
     help: 'State of each configured provider (1 for its current state: up, down, or unknown = not yet observed).',
     labelNames: ['provider', 'group', 'state'] as const,
     registers: [registry],
+    // Every worker reads the same rows.
+    aggregator: 'first',
     async collect() {
       this.reset();
       if (!app) return;
@@ -170,6 +178,8 @@ export function createMetrics(): Metrics & {
     help: 'Seconds until this instance calls a suspended provider again (searches skip it meanwhile); 0 when not suspended.',
     labelNames: ['provider', 'group'] as const,
     registers: [registry],
+    // The workers suspend together (providers/suspension.ts).
+    aggregator: 'max',
     collect() {
       this.reset();
       if (!app) return;
@@ -286,9 +296,17 @@ export async function metricsPlugin(app: FastifyInstance, options: { metrics: Re
           .send({ detail: 'Invalid or missing metrics token.' });
       }
     }
-    const text = await metrics.registry.metrics();
+    const text = app.peers ? await clusterMetrics(metrics.registry, app.peers) : await metrics.registry.metrics();
     return reply.type(metrics.registry.contentType).send(text);
   });
+  app.peers?.answer('metrics', () => metrics.registry.getMetricsAsJSON());
+}
+
+/** This worker's series with every other worker's (those that answer in time). */
+async function clusterMetrics(registry: Registry, peers: Peers): Promise<string> {
+  const [own, others] = await Promise.all([registry.getMetricsAsJSON(), peers.ask('metrics')]);
+  const all = [own, ...others.filter((answer): answer is object[] => Array.isArray(answer))];
+  return AggregatorRegistry.aggregate(all).metrics();
 }
 
 // Hooks and the route at the root: they see every route of the app.

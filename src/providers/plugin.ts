@@ -4,7 +4,7 @@ import type { HealthRecorder } from './health-recorder.js';
 import { type StatusReader, createStatusReader } from './health-store.js';
 import { type ProbeScheduler, runProbes, startProbeScheduler } from './probes.js';
 import { createProviderServices } from './services.js';
-import type { ProviderSuspensions } from './suspension.js';
+import type { ProviderSuspensions, SuspensionNote } from './suspension.js';
 
 /*
  * Decorates the app with the upstream machinery: app.providers (what is
@@ -38,6 +38,12 @@ async function providersPlugin(app: FastifyInstance): Promise<void> {
     onCall: app.metrics?.upstreamCall,
   });
   const { providers, recorder, runner, suspensions } = services;
+  // The workers of one server suspend a provider together (cluster.ts).
+  const peers = app.peers;
+  if (peers) {
+    suspensions.shareWith((note) => peers.tell('suspension', note));
+    peers.hear('suspension', (note) => suspensions.apply(note as SuspensionNote));
+  }
   const reader = createStatusReader(app.pool);
   recorder.onStatusWritten(() => reader.invalidate());
 

@@ -28,8 +28,21 @@ import type { ProviderSlug, UpstreamError } from './types.js';
  *   do not extend it.
  *
  * The state is this instance's (in memory): each instance finds out for
- * itself, as SearXNG does per process.
+ * itself, as SearXNG does per process. The workers of one server
+ * (WORKERS > 1) share what they learn instead (`shareWith`/`apply`, relayed
+ * by the cluster primary): each counted failure and each success that ends a
+ * streak, so a provider is suspended on every worker by the same failures,
+ * as it would be in a single process.
  */
+
+/**
+ * What one worker learnt about a provider, for the other workers to apply as
+ * if they had seen it: a success that ends a failure streak, or a failure
+ * that counts toward a suspension.
+ */
+export type SuspensionNote =
+  | { provider: ProviderSlug; ok: true }
+  | { provider: ProviderSlug; ok: false; signature: string; retryAfterMs?: number; message: string };
 
 export interface SuspensionPolicy {
   /** Failures in a row that suspend a provider; 0 = never on failures (Retry-After still does). */
@@ -91,6 +104,7 @@ function signatureOf(error: UpstreamError): string {
 
 export class ProviderSuspensions {
   private readonly states = new Map<ProviderSlug, State>();
+  private share: ((note: SuspensionNote) => void) | undefined;
 
   constructor(
     readonly policy: SuspensionPolicy,
@@ -106,18 +120,50 @@ export class ProviderSuspensions {
     return left > 0 ? left : 0;
   }
 
+  /**
+   * Sends what this instance observes from now on (counted failures, and
+   * successes that end a streak) to `share`, for the other workers' `apply`.
+   */
+  shareWith(share: (note: SuspensionNote) => void): void {
+    this.share = share;
+  }
+
+  /** Applies what another worker observed, as if observed here (not shared again, not logged again). */
+  apply(note: SuspensionNote): void {
+    if (note.ok) this.lift(note.provider, false);
+    else this.count(note, false);
+  }
+
   succeeded(provider: ProviderSlug): void {
-    const s = this.states.get(provider);
-    if (!s) return;
-    this.states.delete(provider);
-    if (s.until !== 0) this.log?.info({ provider }, 'provider answers again: suspension lifted');
+    // Only a success that ends a streak is news: the states are the same on every worker.
+    if (this.states.has(provider)) this.lift(provider, true);
   }
 
   failed(error: UpstreamError): void {
     if (!countsTowardSuspension(error)) return;
-    const { provider } = error;
+    const note = {
+      provider: error.provider,
+      ok: false as const,
+      signature: signatureOf(error),
+      message: error.message,
+      ...(error.retryAfterMs !== undefined && { retryAfterMs: error.retryAfterMs }),
+    };
+    this.count(note, true);
+  }
+
+  private lift(provider: ProviderSlug, local: boolean): void {
+    const s = this.states.get(provider);
+    if (!s) return;
+    this.states.delete(provider);
+    if (local) {
+      this.share?.({ provider, ok: true });
+      if (s.until !== 0) this.log?.info({ provider }, 'provider answers again: suspension lifted');
+    }
+  }
+
+  private count(note: Extract<SuspensionNote, { ok: false }>, local: boolean): void {
+    const { provider, signature } = note;
     const now = this.clock();
-    const signature = signatureOf(error);
     let s = this.states.get(provider);
     if (!s) {
       s = { failures: 0, signature, level: 0, until: 0 };
@@ -125,15 +171,16 @@ export class ProviderSuspensions {
     }
     // In flight when the suspension began: already accounted for.
     if (s.until > now) return;
+    if (local) this.share?.(note);
     if (s.level === 0 && s.signature !== signature) {
       s.failures = 0;
       s.signature = signature;
     }
     s.failures++;
 
-    const asked = error.retryAfterMs;
+    const asked = note.retryAfterMs;
     if (asked !== undefined && asked > 0) {
-      this.suspend(provider, s, now, Math.min(asked, RETRY_AFTER_MAX_MS), error, 'retry_after');
+      this.suspend(provider, s, now, Math.min(asked, RETRY_AFTER_MAX_MS), note, 'retry_after', local);
       return;
     }
     const { afterFailures, firstMs, maxMs } = this.policy;
@@ -141,7 +188,7 @@ export class ProviderSuspensions {
     if (s.level === 0 && (afterFailures <= 0 || firstMs <= 0 || s.failures < afterFailures)) return;
     const interval = Math.min(maxMs, firstMs * 2 ** Math.min(s.level, 30));
     s.level++;
-    this.suspend(provider, s, now, interval, error, 'failures');
+    this.suspend(provider, s, now, interval, note, 'failures', local);
   }
 
   /** Forgets every failure and suspension (as if every provider had just answered). */
@@ -164,12 +211,15 @@ export class ProviderSuspensions {
     s: State,
     now: number,
     ms: number,
-    error: UpstreamError,
+    note: Extract<SuspensionNote, { ok: false }>,
     why: 'failures' | 'retry_after',
+    local: boolean,
   ): void {
     s.until = now + ms;
+    // Logged by the worker that saw the failure; the others suspend quietly.
+    if (!local) return;
     this.log?.warn(
-      { provider, suspendedMs: Math.round(ms), failures: s.failures, why, error: error.message },
+      { provider, suspendedMs: Math.round(ms), failures: s.failures, why, error: note.message },
       'provider suspended: searches skip it until the interval ends',
     );
   }

@@ -132,6 +132,60 @@ describe('WORKERS=2', () => {
     }
   });
 
+  it('suspends a provider on every worker together, and a scrape counts both workers', { timeout: 90_000 }, async () => {
+    const s = await startServer({
+      DATABASE_URL: db.url,
+      ...fakes.env,
+      PROVIDER_SUSPEND_AFTER_FAILURES: '4',
+      PROVIDER_SUSPEND_FIRST_SECONDS: '60',
+      METRICS_ENABLED: 'true',
+    });
+    const mojeekCalls = () => fakes.mojeek.requests.length;
+    const search = async (i: number) => {
+      // A new connection each time, so the searches alternate between the workers.
+      const res = await fetch(`http://127.0.0.1:${s.port}/api/v1/web/?q=suspended+${i}&engine=provider_01,provider_02`, {
+        headers: { authorization: `Api-Key ${apiKey}`, connection: 'close' },
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { unresponsive: { engine: string; reason: string }[] }).unresponsive;
+    };
+    try {
+      await waitFor('ready', () => readyLine(s));
+      fakes.mojeek.setMode({ kind: 'status', status: 500, body: { error: 'down' } });
+      const before = mojeekCalls();
+      // Four failures in a row, seen two by each worker: a single process would suspend after them, so do both.
+      for (let i = 0; i < 4; i++) expect(await search(i)).toEqual([{ engine: 'provider_02', reason: 'error' }]);
+      expect(mojeekCalls() - before).toBe(4);
+      for (let i = 4; i < 10; i++) expect(await search(i)).toEqual([{ engine: 'provider_02', reason: 'unavailable' }]);
+      expect(mojeekCalls() - before).toBe(4);
+      // Both workers answered some of those searches.
+      const answered = () =>
+        s.lines().filter((l) => l.msg === 'request completed' && JSON.stringify(l).includes('suspended'));
+      await waitFor('request log lines', () => answered().length >= 10, 5000);
+      expect(new Set(answered().map((l) => l.pid)).size).toBe(2);
+      const warned = s.lines().filter((l) => l.msg?.toString().startsWith('provider suspended'));
+      // Logged once, by the worker that saw the fourth failure.
+      expect(warned).toHaveLength(1);
+
+      // Every request counted, whichever worker answered it and whichever answers the scrape.
+      for (let i = 0; i < 3; i++) {
+        const res = await fetch(`http://127.0.0.1:${s.port}/metrics`, { headers: { connection: 'close' } });
+        expect(res.status).toBe(200);
+        const text = await res.text();
+        const web = text
+          .split('\n')
+          .filter((l) => l.startsWith('sift_http_requests_total{') && l.includes('route="/api/v1/web/"'))
+          .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+        expect(web).toBe(10);
+        expect(text).toMatch(/sift_provider_suspended_seconds\{provider="provider_02",group="engine"\} (5\d|60)(\.\d+)?\n/);
+        expect(text).toMatch(/sift_provider_state\{provider="provider_01",group="engine",state="(up|unknown)"\} 1\n/);
+      }
+    } finally {
+      fakes.mojeek.setMode({ kind: 'normal' });
+      await stop(s);
+    }
+  });
+
   it('drains every worker on SIGTERM: a search in flight gets its answer, then exit 0', { timeout: 60_000 }, async () => {
     const s = await startServer({ DATABASE_URL: db.url, ...fakes.env, PROVIDER_TIMEOUT_MS: '5000' });
     try {

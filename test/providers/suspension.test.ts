@@ -157,3 +157,60 @@ describe('Retry-After', () => {
     expect(retryAfterToMs('', now)).toBeUndefined();
   });
 });
+
+describe('provider suspensions shared between workers', () => {
+  /** Two workers' suspensions, each telling the other what it sees (as the cluster primary relays it). */
+  function pair() {
+    const a = setup();
+    const b = setup();
+    const notes: unknown[] = [];
+    a.s.shareWith((note) => {
+      notes.push(note);
+      b.s.apply(structuredClone(note));
+    });
+    b.s.shareWith((note) => {
+      notes.push(note);
+      a.s.apply(structuredClone(note));
+    });
+    return { a, b, notes };
+  }
+
+  it('suspends on both workers when the failures in a row are split between them, logged once', () => {
+    const { a, b } = pair();
+    a.s.failed(fail('http_status', 500));
+    b.s.failed(fail('http_status', 500));
+    expect(a.s.remainingMs('provider_02')).toBe(0);
+    a.s.failed(fail('http_status', 500));
+    expect(a.s.remainingMs('provider_02')).toBe(5000);
+    expect(b.s.remainingMs('provider_02')).toBe(5000);
+    expect(a.lines.filter((l) => l.msg?.startsWith('provider suspended'))).toHaveLength(1);
+    expect(b.lines).toHaveLength(0);
+  });
+
+  it('suspends both at once on a Retry-After seen by one, and a success on either lifts both', () => {
+    const { a, b } = pair();
+    b.s.failed(fail('rate_limited', 429, 30_000));
+    expect(a.s.remainingMs('provider_02')).toBe(30_000);
+    a.advance(30_000);
+    b.advance(30_000);
+    b.s.succeeded('provider_02');
+    a.s.failed(fail('timeout'));
+    // The streak was forgotten on both: one timeout is not a suspension.
+    expect(a.s.remainingMs('provider_02')).toBe(0);
+    expect(b.s.remainingMs('provider_02')).toBe(0);
+    expect(b.lines.map((l) => l.msg)).toContain('provider answers again: suspension lifted');
+  });
+
+  it('shares only news: no note for an uncounted failure, a call in flight, or a success without a streak', () => {
+    const { a, b, notes } = pair();
+    a.s.succeeded('provider_02');
+    a.s.failed(fail('http_status', 404));
+    expect(notes).toHaveLength(0);
+    for (let i = 0; i < 3; i++) b.s.failed(fail('timeout'));
+    expect(notes).toHaveLength(3);
+    a.s.failed(fail('timeout'));
+    expect(notes).toHaveLength(3);
+    // Applied notes are not passed on again (no echo between the workers).
+    expect(notes.every((n) => (n as { provider: string }).provider === 'provider_02')).toBe(true);
+  });
+});
