@@ -46,6 +46,7 @@ const child = floor
           ...process.env,
           ...fakes.env,
           DATABASE_URL: pg.url,
+          WORKERS: '1',
           PORT: '8345',
           HOST: '127.0.0.1',
           PROBE_INTERVAL_SECONDS: '0',

@@ -458,6 +458,8 @@ async function main() {
     PROBE_INTERVAL_SECONDS: '0',
     STATUS_MONITOR_PROVIDERS: 'engine',
     ...NEVER_REFUSING_LIMITS,
+    // The endpoint targets compare one process with the one-process floors; the workers section scales it.
+    WORKERS: '1',
   };
 
   const targets: Target[] = [];
@@ -465,15 +467,20 @@ async function main() {
   const notes: string[] = [];
   const results: Record<string, unknown> = {};
 
-  log('cold start of Sift with an empty database, then a restart');
-  const startEnv = { ...baseEnv, DATA_DIR: path.join(work, 'cold'), DATABASE_URL: EXTERNAL_DB };
+  // Start-up as a user gets it: WORKERS as set for the bench, else the default (one per core).
+  const startWorkers = process.env.WORKERS || 'auto';
+  log(`cold start of Sift (WORKERS=${startWorkers}) with an empty database, then a restart; then a restart of one process`);
+  const startEnv = { ...baseEnv, WORKERS: startWorkers, DATA_DIR: path.join(work, 'cold'), DATABASE_URL: EXTERNAL_DB };
   let sift = await startSift(startEnv, logFile);
   const coldStartMs = sift.startMs;
   await stop(sift.child);
   sift = await startSift(startEnv, logFile);
   const restartMs = sift.startMs;
   await stop(sift.child);
-  Object.assign(results, { coldStartMs, restartMs });
+  sift = await startSift({ ...startEnv, WORKERS: '1' }, logFile);
+  const oneProcessRestartMs = sift.startMs;
+  await stop(sift.child);
+  Object.assign(results, { startWorkers, coldStartMs, restartMs, oneProcessRestartMs });
 
   log('PostgreSQL for the load runs');
   const pgsql = EXTERNAL_DB ? null : await startEmbeddedPostgres({ dataDir: path.join(work, 'data') });
@@ -869,16 +876,22 @@ async function main() {
   await pgsql?.stop();
 
   targets.push({
-    name: `cold start (${EXTERNAL_DB ? 'DATABASE_URL' : 'embedded, empty'}) to /up 200`,
+    name: `cold start (${EXTERNAL_DB ? 'DATABASE_URL' : 'embedded, empty'}, WORKERS=${startWorkers}) to /up 200`,
     value: `${f1(coldStartMs)} ms`,
     target: '≤ 3000 ms',
     met: coldStartMs <= 3000,
   });
   targets.push({
-    name: 'restart to /up 200',
+    name: `restart (WORKERS=${startWorkers}) to /up 200`,
     value: `${f1(restartMs)} ms`,
     target: '≤ 1500 ms',
     met: restartMs <= 1500,
+  });
+  targets.push({
+    name: 'restart (WORKERS=1) to /up 200',
+    value: `${f1(oneProcessRestartMs)} ms`,
+    target: '≤ 1500 ms',
+    met: oneProcessRestartMs <= 1500,
   });
 
   // ---- report ----

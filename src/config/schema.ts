@@ -15,7 +15,7 @@ const optionalStr = () =>
   z.preprocess(blankToUndefined, z.string().trim().optional()).transform((v) => v ?? '');
 
 /** An integer in [min, max], or one of `words` (case-insensitive), each standing for a computed value. */
-const int = (fallback: number, min: number, max: number, words: Record<string, () => number> = {}) =>
+const int = (fallback: number | 'auto', min: number, max: number, words: Record<string, () => number> = {}) =>
   z.preprocess(
     blankToUndefined,
     z
@@ -200,8 +200,8 @@ export const envSchema = z.object({
   }),
   TRUST_PROXY: trustProxy,
   SHUTDOWN_TIMEOUT_MS: int(10000, 0, 600000),
-  // auto: one per core.
-  WORKERS: int(1, 1, 64, { auto: () => Math.max(1, Math.min(64, availableParallelism())) }),
+  // auto (the default): one per core.
+  WORKERS: int('auto', 1, 64, { auto: () => Math.max(1, Math.min(64, availableParallelism())) }),
   CORS_ORIGINS: origins(),
   DEMO_MODE: bool(false),
 

@@ -53,8 +53,9 @@ describe('configuration', () => {
     expect(parseConfig({ TRUST_PROXY: '10.0.0.0/8,127.0.0.1' }).TRUST_PROXY).toBe('10.0.0.0/8,127.0.0.1');
   });
 
-  it('reads WORKERS as 1 by default, a count from 1 to 64, or auto (one per core)', () => {
-    expect(parseConfig({}).WORKERS).toBe(1);
+  it('reads WORKERS as one per core by default, a count from 1 to 64, or auto', () => {
+    expect(parseConfig({}).WORKERS).toBe(Math.min(64, availableParallelism()));
+    expect(parseConfig({ WORKERS: '1' }).WORKERS).toBe(1);
     expect(parseConfig({ WORKERS: '4' }).WORKERS).toBe(4);
     expect(parseConfig({ WORKERS: 'AUTO' }).WORKERS).toBe(Math.min(64, availableParallelism()));
     for (const bad of ['0', '65', '-1', '2.5', 'many']) {

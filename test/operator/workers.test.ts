@@ -186,6 +186,45 @@ describe('WORKERS=2', () => {
     }
   });
 
+  it('keeps every log line whole when both workers write to one slow pipe', { timeout: 90_000 }, async () => {
+    const s = await startServer({ DATABASE_URL: db.url, ...fakes.env });
+    try {
+      await waitFor('ready', () => readyLine(s));
+      // Nobody reads the pipe for a while: it fills, and the workers' writes wait and resume in pieces.
+      s.child.stdout!.pause();
+      const burst = Array.from({ length: 40 }, (_, c) =>
+        (async () => {
+          for (let i = 0; i < 40; i++) {
+            const res = await fetch(`http://127.0.0.1:${s.port}/api/v1/web/?q=${'x'.repeat(1500)}+${c}+${i}`, {
+              headers: { connection: 'close' },
+            });
+            expect(res.status).toBe(401);
+          }
+        })(),
+      );
+      await new Promise((r) => setTimeout(r, 1500));
+      s.child.stdout!.resume();
+      await Promise.all(burst);
+      const requestLines = () => s.output().split('\n').filter((l) => l.includes('request completed'));
+      await waitFor('the request lines', () => requestLines().length >= 1600, 20_000);
+      const broken = s
+        .output()
+        .split('\n')
+        .filter((l) => l.length > 0)
+        .filter((l) => {
+          try {
+            JSON.parse(l);
+            return false;
+          } catch {
+            return true;
+          }
+        });
+      expect(broken.slice(0, 2)).toEqual([]);
+    } finally {
+      await stop(s);
+    }
+  });
+
   it('drains every worker on SIGTERM: a search in flight gets its answer, then exit 0', { timeout: 60_000 }, async () => {
     const s = await startServer({ DATABASE_URL: db.url, ...fakes.env, PROVIDER_TIMEOUT_MS: '5000' });
     try {
