@@ -20,8 +20,9 @@ import { createLogger, writeLogNow } from './logging.js';
 import { shutdown } from './shutdown.js';
 
 /*
- * The server process. WORKERS=1 (the default): this process is the whole
- * server. WORKERS>1: this process becomes the cluster primary (cluster.ts),
+ * The server process. WORKERS=1: this process is the whole server.
+ * WORKERS>1 (the default, one per core, on a machine with several): this
+ * process becomes the cluster primary (cluster.ts),
  * which owns the database and forks the workers; each worker lands here too
  * and runs one instance with what the primary sent it.
  */
