@@ -38,14 +38,16 @@ async function providersPlugin(app: FastifyInstance): Promise<void> {
     onCall: app.metrics?.upstreamCall,
   });
   const { providers, recorder, runner, suspensions } = services;
-  // The workers of one server suspend a provider together (cluster.ts).
+  const reader = createStatusReader(app.pool);
+  recorder.onStatusWritten(() => reader.invalidate());
+  // The workers of one server suspend a provider together, and show a state another wrote at once (cluster.ts).
   const peers = app.peers;
   if (peers) {
     suspensions.shareWith((note) => peers.tell('suspension', note));
     peers.hear('suspension', (note) => suspensions.apply(note as SuspensionNote));
+    recorder.onStatusWritten(() => peers.tell('status-written', null));
+    peers.hear('status-written', () => reader.invalidate());
   }
-  const reader = createStatusReader(app.pool);
-  recorder.onStatusWritten(() => reader.invalidate());
 
   let scheduler: ProbeScheduler | undefined;
   let oneShot: ProbeScheduler | undefined;

@@ -77,7 +77,9 @@ afterAll(async () => {
 });
 
 describe('WORKERS=2', () => {
-  it('answers on one port from two worker processes, and replaces a worker that dies', { timeout: 90_000 }, async () => {
+  it('answers on one port from two worker processes, and replaces a worker that dies', {
+    timeout: 90_000,
+  }, async () => {
     const s = await startServer({ DATABASE_URL: db.url, ...fakes.env });
     try {
       await waitFor('ready', () => readyLine(s));
@@ -132,7 +134,9 @@ describe('WORKERS=2', () => {
     }
   });
 
-  it('suspends a provider on every worker together, and a scrape counts both workers', { timeout: 90_000 }, async () => {
+  it('suspends a provider on every worker together, shows its new state on both at once, and a scrape counts both workers', {
+    timeout: 90_000,
+  }, async () => {
     const s = await startServer({
       DATABASE_URL: db.url,
       ...fakes.env,
@@ -143,25 +147,45 @@ describe('WORKERS=2', () => {
     const mojeekCalls = () => fakes.mojeek.requests.length;
     const search = async (i: number) => {
       // A new connection each time, so the searches alternate between the workers.
-      const res = await fetch(`http://127.0.0.1:${s.port}/api/v1/web/?q=suspended+${i}&engine=provider_01,provider_02`, {
-        headers: { authorization: `Api-Key ${apiKey}`, connection: 'close' },
-      });
+      const res = await fetch(
+        `http://127.0.0.1:${s.port}/api/v1/web/?q=suspended+${i}&engine=provider_01,provider_02`,
+        {
+          headers: { authorization: `Api-Key ${apiKey}`, connection: 'close' },
+        },
+      );
       expect(res.status).toBe(200);
       return ((await res.json()) as { unresponsive: { engine: string; reason: string }[] }).unresponsive;
     };
     try {
       await waitFor('ready', () => readyLine(s));
+      const health = async () => {
+        const res = await fetch(`http://127.0.0.1:${s.port}/status/health/provider_02`, {
+          headers: { connection: 'close' },
+        });
+        return ((await res.json()) as { status: string }).status;
+      };
+      // Both workers have read (and cached) the provider's state.
+      expect(await search(-1)).toEqual([]);
+      for (let tries = 0; (await health()) !== 'ok'; tries++) {
+        expect(tries).toBeLessThan(50);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      for (let i = 0; i < 4; i++) expect(await health()).toBe('ok');
       fakes.mojeek.setMode({ kind: 'status', status: 500, body: { error: 'down' } });
       const before = mojeekCalls();
       // Four failures in a row, seen two by each worker: a single process would suspend after them, so do both.
-      for (let i = 0; i < 4; i++) expect(await search(i)).toEqual([{ engine: 'provider_02', reason: 'error' }]);
+      expect(await search(0)).toEqual([{ engine: 'provider_02', reason: 'error' }]);
+      // The state one worker wrote is what both show at once (no stale cached state on the other).
+      await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 2; i++) expect(await health()).toBe('down');
+      for (let i = 1; i < 4; i++) expect(await search(i)).toEqual([{ engine: 'provider_02', reason: 'error' }]);
       expect(mojeekCalls() - before).toBe(4);
       for (let i = 4; i < 10; i++) expect(await search(i)).toEqual([{ engine: 'provider_02', reason: 'unavailable' }]);
       expect(mojeekCalls() - before).toBe(4);
       // Both workers answered some of those searches.
       const answered = () =>
         s.lines().filter((l) => l.msg === 'request completed' && JSON.stringify(l).includes('suspended'));
-      await waitFor('request log lines', () => answered().length >= 10, 5000);
+      await waitFor('request log lines', () => answered().length >= 11, 5000);
       expect(new Set(answered().map((l) => l.pid)).size).toBe(2);
       const warned = s.lines().filter((l) => l.msg?.toString().startsWith('provider suspended'));
       // Logged once, by the worker that saw the fourth failure.
@@ -176,8 +200,10 @@ describe('WORKERS=2', () => {
           .split('\n')
           .filter((l) => l.startsWith('sift_http_requests_total{') && l.includes('route="/api/v1/web/"'))
           .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
-        expect(web).toBe(10);
-        expect(text).toMatch(/sift_provider_suspended_seconds\{provider="provider_02",group="engine"\} (5\d|60)(\.\d+)?\n/);
+        expect(web).toBe(11);
+        expect(text).toMatch(
+          /sift_provider_suspended_seconds\{provider="provider_02",group="engine"\} (5\d|60)(\.\d+)?\n/,
+        );
         expect(text).toMatch(/sift_provider_state\{provider="provider_01",group="engine",state="(up|unknown)"\} 1\n/);
       }
     } finally {
@@ -205,7 +231,11 @@ describe('WORKERS=2', () => {
       await new Promise((r) => setTimeout(r, 1500));
       s.child.stdout!.resume();
       await Promise.all(burst);
-      const requestLines = () => s.output().split('\n').filter((l) => l.includes('request completed'));
+      const requestLines = () =>
+        s
+          .output()
+          .split('\n')
+          .filter((l) => l.includes('request completed'));
       await waitFor('the request lines', () => requestLines().length >= 1600, 20_000);
       const broken = s
         .output()
@@ -225,7 +255,9 @@ describe('WORKERS=2', () => {
     }
   });
 
-  it('drains every worker on SIGTERM: a search in flight gets its answer, then exit 0', { timeout: 60_000 }, async () => {
+  it('drains every worker on SIGTERM: a search in flight gets its answer, then exit 0', {
+    timeout: 60_000,
+  }, async () => {
     const s = await startServer({ DATABASE_URL: db.url, ...fakes.env, PROVIDER_TIMEOUT_MS: '5000' });
     try {
       await waitFor('ready', () => readyLine(s));
@@ -259,7 +291,9 @@ describe('WORKERS=2', () => {
     }
   });
 
-  it('starts and stops the embedded database in the primary when DATABASE_URL is unset', { timeout: 90_000 }, async () => {
+  it('starts and stops the embedded database in the primary when DATABASE_URL is unset', {
+    timeout: 90_000,
+  }, async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'sift-workers-'));
     const env: Record<string, string> = { DATA_DIR: dataDir };
     const s = await startServer({ ...env, DATABASE_URL: '' });
