@@ -1,11 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-} from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import fastifyCors from '@fastify/cors';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyHelmet from '@fastify/helmet';
@@ -17,8 +12,9 @@ import { type Lifecycle, createLifecycle } from './lifecycle.js';
 import { loggerOptions } from './logging.js';
 import { SiftLogController } from './request-log-controller.js';
 import { alertsPlugin } from './alerts/plugin.js';
-import { mcpRoutes } from './mcp/plugin.js';
-import { createMetrics, metricsPlugin } from './metrics/index.js';
+import { loadMcpSdk, mcpRoutes } from './mcp/plugin.js';
+import type {} from './metrics/index.js';
+import { loadSanitizer } from './providers/stackexchange/sanitize.js';
 import { providersPlugin } from './providers/plugin.js';
 import { apiRoutes } from './routes/api/index.js';
 import { corsOptions } from './routes/cors.js';
@@ -54,7 +50,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Builds the whole application from a config object. Never listens. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify<http.Server>({
-    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: deps.logger === false ? false : loggerOptions(config) }),
+    ...(deps.logger
+      ? { loggerInstance: deps.logger }
+      : { logger: deps.logger === false ? false : loggerOptions(config) }),
     // A hop count is valid at run time; the type only lists the other forms.
     trustProxy: config.TRUST_PROXY as boolean | string,
     bodyLimit: 256 * 1024,
@@ -88,8 +86,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorate('pool', deps.pool);
   app.decorate('lifecycle', lifecycle);
   app.decorate('peers', deps.peers);
-  // Prometheus metrics (METRICS_ENABLED): when off, nothing is instrumented at all.
-  const metrics = config.METRICS_ENABLED ? createMetrics() : undefined;
+  // Prometheus metrics (METRICS_ENABLED): when off, nothing is instrumented at all (prom-client is not even loaded).
+  const metricsModule = config.METRICS_ENABLED ? await import('./metrics/index.js') : undefined;
+  const metrics = metricsModule?.createMetrics();
   const searchCache = createSearchCache(config.SEARCH_CACHE_MAX_MB);
   app.decorate('searchCache', metrics ? metrics.instrumentCache(searchCache) : searchCache);
   app.decorate('metrics', metrics);
@@ -133,10 +132,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     await lifecycle.flush();
   });
 
+  // Libraries loaded on first use, not with the server (they would add a third to its start): loaded
+  // once it listens, so that the first request needing one does not wait for it.
+  app.addHook('onListen', async () => {
+    setTimeout(() => {
+      loadSanitizer();
+      loadMcpSdk().catch((err) => app.log.error({ err }, 'the MCP SDK could not be loaded'));
+    }, 100).unref();
+  });
+
   // Browser clients on other origins (CORS_ORIGINS): preflights answered here, before the API's authentication.
   if (config.CORS_ORIGINS.length > 0) await app.register(fastifyCors, corsOptions(config.CORS_ORIGINS));
 
-  if (metrics) await app.register(metricsPlugin, { metrics });
+  if (metricsModule && metrics) await app.register(metricsModule.metricsPlugin, { metrics });
 
   // Feature modules register here.
   // Form bodies everywhere (the API's POST endpoints take them too).

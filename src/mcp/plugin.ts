@@ -1,14 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import {
-  type CallToolResult,
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { WebStandardStreamableHTTPServerTransport as Transport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { presentedKey, registerApiKeyAuthentication } from '../auth/api-key-auth.js';
 import { renderError } from './render.js';
 import { buildTool, queryOf, TOOL_DEFINITIONS, type Tool } from './tools.js';
@@ -54,6 +48,26 @@ const INSTRUCTIONS =
 const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
 
 type Json = Record<string, unknown>;
+
+/*
+ * The SDK takes about 100 ms to load, a fifth of the server's start: it is
+ * loaded by the first /mcp request, or by loadMcpSdk() once the server
+ * listens (app.ts), not with the server.
+ */
+const importSdk = async () => {
+  const [server, transport, types] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  return { ...server, ...transport, ...types };
+};
+let sdk: ReturnType<typeof importSdk> | undefined;
+
+export function loadMcpSdk(): ReturnType<typeof importSdk> {
+  sdk ??= importSdk();
+  return sdk;
+}
 
 /**
  * An HTTP error of the transport (406, 415, 400 parse error…) as MCP clients read it (a JSON-RPC
@@ -117,7 +131,15 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
     };
   }
 
-  function createServer(request: FastifyRequest): Server {
+  async function createServer(request: FastifyRequest): Promise<{ server: Server; transport: Transport }> {
+    const {
+      Server,
+      WebStandardStreamableHTTPServerTransport,
+      CallToolRequestSchema,
+      ErrorCode,
+      ListToolsRequestSchema,
+      McpError,
+    } = await loadMcpSdk();
     // The low-level server: tools are listed with JSON Schemas derived from the endpoints' zod schemas and
     // validated by the endpoints themselves (McpServer would validate and transform the arguments first).
     const server = new Server(
@@ -130,15 +152,15 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
       if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name}`);
       return callTool(request, tool, (call.params.arguments ?? {}) as Json);
     });
-    return server;
-  }
-
-  app.post('/mcp', async (request: FastifyRequest, reply: FastifyReply) => {
-    const server = createServer(request);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
+    return { server, transport };
+  }
+
+  app.post('/mcp', async (request: FastifyRequest, reply: FastifyReply) => {
+    const { server, transport } = await createServer(request);
     await server.connect(transport);
     try {
       const headers = new Headers();

@@ -1,4 +1,5 @@
-import sanitizeHtml from 'sanitize-html';
+import { createRequire } from 'node:module';
+import type sanitizeHtml from 'sanitize-html';
 
 /*
  * Stack Exchange answer bodies are HTML written by anyone: before one leaves
@@ -85,9 +86,22 @@ const OPTIONS: sanitizeHtml.IOptions = {
   },
 };
 
+/*
+ * sanitize-html (and the HTML parser under it) takes about 50 ms to load, a
+ * ninth of the server's start: it is loaded by the first answer that needs it,
+ * or by loadSanitizer() once the server listens (routes/api/cards.ts).
+ */
+const require = createRequire(import.meta.url);
+let sanitizer: typeof sanitizeHtml | undefined;
+
+export function loadSanitizer(): typeof sanitizeHtml {
+  sanitizer ??= require('sanitize-html') as typeof sanitizeHtml;
+  return sanitizer;
+}
+
 /** The answer body reduced to the allowlist above. */
 export function sanitizeAnswer(html: string): string {
-  return sanitizeHtml(html, OPTIONS).trim();
+  return loadSanitizer()(html, OPTIONS).trim();
 }
 
 const NAMED: Readonly<Record<string, string>> = {
