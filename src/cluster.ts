@@ -205,8 +205,10 @@ const MAX_RESTART_PAUSE_MS = 30_000;
 export async function runPrimary(config: Config, log: pino.Logger, options: { secretKey: string }): Promise<void> {
   const startedAt = Date.now();
   const count = config.WORKERS;
-  const workers = new Map<number, { worker: Worker; forkedAt: number; exited: Promise<void> }>();
+  /** `listening`: the worker said hello, so it hears a stop order (before that, a message to it is lost). */
+  const workers = new Map<number, { worker: Worker; forkedAt: number; exited: Promise<void>; listening: boolean }>();
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
+  let opening: ReturnType<typeof openDatabase> | undefined;
   let stopping = false;
   let quickDeaths = 0;
   let listening = 0;
@@ -250,8 +252,9 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
 
   async function stopWorkers(timeoutMs: number): Promise<void> {
     const running = [...workers.values()];
-    for (const { worker } of running) {
-      if (worker.isConnected()) worker.send({ type: 'sift:stop' } satisfies StopOrder);
+    for (const { worker, listening } of running) {
+      // A worker still loading its modules has nothing to drain, and would not hear the order yet.
+      if (listening && worker.isConnected()) worker.send({ type: 'sift:stop' } satisfies StopOrder);
       else worker.process.kill('SIGTERM');
     }
     let timer: NodeJS.Timeout | undefined;
@@ -276,7 +279,8 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
     if (err) log.error({ err }, 'fatal error, shutting down');
     else log.info({ signal, workers: workers.size }, 'shutting down: draining the workers');
     await stopWorkers(config.SHUTDOWN_TIMEOUT_MS + 5000);
-    await db?.close();
+    // A signal while the database opens: it is closed once open, so no embedded server is left running.
+    await (db ?? (await opening?.catch(() => undefined)))?.close();
     log.info('stopped');
   });
 
@@ -284,12 +288,14 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
     const worker = cluster.fork();
     const forkedAt = Date.now();
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    workers.set(index, { worker, forkedAt, exited });
+    const entry = { worker, forkedAt, exited, listening: false };
+    workers.set(index, entry);
     worker.on('message', (msg: unknown) => {
       if (isMessage<Tell>(msg, 'sift:tell')) return relayNote(worker, msg.topic, msg.body);
       if (isMessage<Ask>(msg, 'sift:ask')) return relayQuestion(worker, msg.id, msg.question);
       if (isMessage<Answer>(msg, 'sift:answer')) return questions.get(msg.order)?.(msg.answer);
       if (!isMessage<Hello>(msg, 'sift:hello')) return;
+      entry.listening = true;
       // A worker forked at start-up loads its modules while the database starts; it starts when that is done.
       void databaseReady.then(
         (url) => {
@@ -343,11 +349,14 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
     // Forked first: the workers load their modules while the database starts and migrates.
     for (let i = 0; i < count; i++) fork(i);
     log.info({ workers: count }, 'workers starting');
-    db = await openDatabase(config, {
+    opening = openDatabase(config, {
       info: (m) => log.info(m),
       warn: (m) => log.warn(m),
       error: (o, m) => log.error(o, m),
     });
+    db = await opening;
+    // Stopping already (a signal during start-up): the shutdown closes what was opened.
+    if (stopping) return;
     const { applied } = await migrate(db.pool);
     if (applied.length) log.info({ applied }, 'migrations applied');
     // The primary needs no connection of its own from here on (the embedded server keeps running).

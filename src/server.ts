@@ -49,6 +49,7 @@ async function runInstance(
   appModule.catch(() => {});
   const lifecycle = createLifecycle();
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
+  let opening: ReturnType<typeof openDatabase> | undefined;
   let app: Awaited<ReturnType<Awaited<ReturnType<typeof loadApp>>['buildApp']>> | undefined;
 
   let closing = false;
@@ -62,7 +63,8 @@ async function runInstance(
       await shutdown({
         app,
         lifecycle,
-        closeDatabase: () => db?.close() ?? Promise.resolve(),
+        // A signal while the database opens: it is closed once open, so no embedded server is left running.
+        closeDatabase: async () => (db ?? (await opening?.catch(() => undefined)))?.close(),
         drainTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
         log,
       });
@@ -76,7 +78,7 @@ async function runInstance(
     });
 
   try {
-    db = await openDatabase(
+    opening = openDatabase(
       config,
       {
         info: (m) => log.info(m),
@@ -85,6 +87,9 @@ async function runInstance(
       },
       worker ? { max: workerPoolMax(config.WORKERS) } : {},
     );
+    db = await opening;
+    // Stopping already (a signal during start-up): the shutdown closes what was opened.
+    if (closing) return;
     // A worker's primary has migrated already.
     if (!worker) {
       const { applied } = await migrate(db.pool);
@@ -95,6 +100,7 @@ async function runInstance(
     // Another worker is about to show usage: write what this one buffers (usage, and health with it).
     peers?.answer(FLUSH_USAGE, async () => void (await lifecycle.flush()));
     app = await buildApp(config, { pool: db.pool, lifecycle, logger: log, peers });
+    if (closing) return;
     await app.listen({ port: config.PORT, host: config.HOST });
     log.info({ ms: Date.now() - started }, worker ? 'worker ready' : 'ready');
     writeLogNow(log);

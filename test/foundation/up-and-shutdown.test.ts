@@ -1,5 +1,6 @@
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -102,12 +103,36 @@ describe('graceful shutdown', () => {
   it('stops a real server process on SIGTERM with exit status 0', async () => {
     const server = spawnServer(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
       PORT: '0',
+      WORKERS: '1',
       DATABASE_URL: db.url,
     });
     await waitFor(() => server.output().includes('"msg":"ready"'), 20_000);
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
     expect(server.output()).toContain('"msg":"stopped"');
+  });
+
+  it('leaves no embedded database running when stopped while it starts (one process)', async () => {
+    ensureBuilt();
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'sift-stop-early-'));
+    try {
+      const server = spawnServer(process.execPath, ['dist/server.js'], {
+        PORT: '0',
+        WORKERS: '1',
+        DATA_DIR: dataDir,
+        DATABASE_URL: '',
+      });
+      // Creating an empty database takes about a second: the signal comes while it is made and started.
+      await waitFor(() => existsSync(path.join(dataDir, 'postgres')), 20_000);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      expect(server.output()).not.toContain('"msg":"ready"');
+      await waitFor(() => !existsSync(path.join(dataDir, 'postgres', 'postmaster.pid')), 5000);
+      const running = spawnSync('pgrep', ['-f', `postgres -D ${dataDir}`], { encoding: 'utf8' });
+      expect(running.stdout.trim()).toBe('');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('starts through bin/sift-server (the npm start and Docker command) as node itself, with its V8 flag', async () => {

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -321,6 +321,37 @@ describe('WORKERS=2', () => {
       expect(stoppedDb).toBeGreaterThan(lastWorker);
     } finally {
       await stop(s);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('exits 1 when the database cannot be reached, stopping the workers still loading at once', {
+    timeout: 60_000,
+  }, async () => {
+    const unused = await freePort();
+    const s = await startServer({ DATABASE_URL: `postgres://postgres@127.0.0.1:${unused}/none` });
+    expect(await s.exited).toBe(1);
+    expect(s.output()).toMatch(/ECONNREFUSED/);
+    // Killed by signal, not left to the primary's 5 s kill (they could not hear a stop order yet).
+    expect(s.lines().some((l) => l.msg === 'workers did not stop in time; killing them')).toBe(false);
+    expect(readyLine(s)).toBe(false);
+  });
+
+  it('leaves no embedded database running when stopped while it starts', { timeout: 90_000 }, async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'sift-workers-'));
+    try {
+      const s = await startServer({ DATA_DIR: dataDir, DATABASE_URL: '' });
+      // The workers are forked before the database starts (here: created, which takes a while).
+      await waitFor('the workers to start', () => s.lines().some((l) => l.msg === 'workers starting'));
+      s.child.kill('SIGTERM');
+      expect(await s.exited).toBe(0);
+      expect(readyLine(s)).toBe(false);
+      const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
+      // Whether the server had come up or not, nothing of it runs now.
+      await waitFor('no postmaster', () => !existsSync(pidFile), 5000);
+      const running = spawnSync('pgrep', ['-f', `postgres -D ${dataDir}`], { encoding: 'utf8' });
+      expect(running.stdout.trim()).toBe('');
+    } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
