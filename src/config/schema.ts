@@ -1,5 +1,5 @@
-import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { usableCores } from './cores.js';
 import { parseRate } from './rate.js';
 
 /*
@@ -200,8 +200,8 @@ export const envSchema = z.object({
   }),
   TRUST_PROXY: trustProxy,
   SHUTDOWN_TIMEOUT_MS: int(10000, 0, 600000),
-  // auto (the default): one per core.
-  WORKERS: int('auto', 1, 64, { auto: () => Math.max(1, Math.min(64, availableParallelism())) }),
+  // auto (the default): one per core this process may use (config/cores.ts).
+  WORKERS: int('auto', 1, 64, { auto: () => Math.min(64, usableCores()) }),
   CORS_ORIGINS: origins(),
   DEMO_MODE: bool(false),
 

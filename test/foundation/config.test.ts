@@ -1,7 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { availableParallelism } from 'node:os';
+import { cgroupCpuLimit, usableCores } from '../../src/config/cores.js';
 import { ConfigError, ENV_VARIABLES, parseConfig } from '../../src/config/index.js';
 
 function problems(env: Record<string, string>): string[] {
@@ -54,12 +56,38 @@ describe('configuration', () => {
   });
 
   it('reads WORKERS as one per core by default, a count from 1 to 64, or auto', () => {
-    expect(parseConfig({}).WORKERS).toBe(Math.min(64, availableParallelism()));
+    expect(parseConfig({}).WORKERS).toBe(Math.min(64, usableCores()));
     expect(parseConfig({ WORKERS: '1' }).WORKERS).toBe(1);
     expect(parseConfig({ WORKERS: '4' }).WORKERS).toBe(4);
-    expect(parseConfig({ WORKERS: 'AUTO' }).WORKERS).toBe(Math.min(64, availableParallelism()));
+    expect(parseConfig({ WORKERS: 'AUTO' }).WORKERS).toBe(Math.min(64, usableCores()));
     for (const bad of ['0', '65', '-1', '2.5', 'many']) {
       expect(() => parseConfig({ WORKERS: bad }), bad).toThrow(ConfigError);
+    }
+  });
+
+  it('counts a container CPU quota in WORKERS=auto (cgroup v2 cpu.max, v1 CFS quota), not only the CPUs', () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'sift-cgroup-'));
+    const file = (name: string, text: string) => {
+      mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
+      writeFileSync(path.join(root, name), text);
+    };
+    try {
+      expect(cgroupCpuLimit(root)).toBeUndefined();
+      file('cpu/cpu.cfs_quota_us', '-1\n');
+      file('cpu/cpu.cfs_period_us', '100000\n');
+      expect(cgroupCpuLimit(root)).toBeUndefined();
+      file('cpu/cpu.cfs_quota_us', '150000\n');
+      expect(cgroupCpuLimit(root)).toBe(2);
+      // v2 wins where both are present.
+      file('cpu.max', 'max 100000\n');
+      expect(cgroupCpuLimit(root)).toBeUndefined();
+      file('cpu.max', '100000 100000\n');
+      expect(cgroupCpuLimit(root)).toBe(1);
+      expect(usableCores(root)).toBe(1);
+      file('cpu.max', `${1000 * 100000} 100000\n`);
+      expect(usableCores(root)).toBe(availableParallelism());
+    } finally {
+      rmSync(root, { recursive: true, force: true });
     }
   });
 
