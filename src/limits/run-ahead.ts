@@ -6,16 +6,17 @@ import { LRUCache } from 'lru-cache';
  * instance knows the key has room, so that a client over its limits does not
  * make upstream calls:
  *
- * - no other request of the key is waiting for its decision on this instance
- *   (so at most one request per key runs ahead of its decision at a time;
- *   requests of the key that arrive meanwhile ask for their own decisions only
- *   after it, so none of them can take its slot),
- * - the decisions of the key's latest requests left at least one request in
- *   both rate windows (windows only free slots as time passes, so this is
- *   conservative), and
- * - the monthly quota they saw leaves at least QUOTA_MARGIN_UNITS searches
- *   (searches in flight are counted only when they answer, so the margin
- *   covers a few of them).
+ * - the decisions of the key's latest requests left room in both rate
+ *   windows for every request of the key still waiting for its decision on
+ *   this instance, and for this one (windows only free slots as time passes,
+ *   so this is conservative). A key's requests are decided in the order they
+ *   ask (batch.ts), so the waiting ones cannot take this one's slot: a key
+ *   with room runs many requests ahead at once, and one with a single slot
+ *   left runs one;
+ * - the monthly quota they saw leaves QUOTA_MARGIN_UNITS searches beyond what
+ *   the waiting requests may count (MAX_UNITS_PER_REQUEST each; searches in
+ *   flight are counted only when they answer, so the margin covers a few of
+ *   them).
  *
  * Decisions that overlap in time may arrive out of order; the estimate takes
  * the smallest headroom among them. Other instances may spend the same
@@ -31,6 +32,8 @@ const HINT_TTL_MS = 60_000;
 const MAX_KEYS = 10_000;
 /** Two web searches with all four engines. */
 export const QUOTA_MARGIN_UNITS = 8;
+/** The most searches one request counts: a web search on all four engines. */
+export const MAX_UNITS_PER_REQUEST = 4;
 
 interface Hint {
   /** Requests both rate windows allow after the key's latest decisions. */
@@ -75,7 +78,9 @@ export function createRunAheadHints(): RunAheadHints {
         return false;
       }
       const runAhead =
-        wantsToRunAhead && hint.undecided === 0 && hint.rate >= 1 && hint.quotaUnits >= QUOTA_MARGIN_UNITS;
+        wantsToRunAhead &&
+        hint.rate - hint.undecided >= 1 &&
+        hint.quotaUnits - MAX_UNITS_PER_REQUEST * hint.undecided >= QUOTA_MARGIN_UNITS;
       hint.undecided++;
       return runAhead;
     },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/auth/api-keys.js';
 import { createUser } from '../../src/auth/users.js';
-import { createRunAheadHints, QUOTA_MARGIN_UNITS } from '../../src/limits/run-ahead.js';
+import { createRunAheadHints, MAX_UNITS_PER_REQUEST, QUOTA_MARGIN_UNITS } from '../../src/limits/run-ahead.js';
 import { monthlySearches } from '../../src/limits/usage.js';
 import { type BraveFake, startBraveFake } from '../fakes/brave.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
@@ -18,19 +18,28 @@ describe('run-ahead hints', () => {
     expect(hints.start(2, true)).toBe(false);
   });
 
-  it('lets a request run ahead only while no other request of the key awaits its decision', () => {
+  it('lets requests run ahead while the known room covers every request of the key awaiting its decision', () => {
     const hints = createRunAheadHints();
     hints.start(1, false);
-    hints.settle(1, roomy);
-    expect(hints.start(1, true)).toBe(true);
+    hints.settle(1, { rate: 3, quotaUnits: Number.POSITIVE_INFINITY });
+    // Three slots left: three requests may run ahead together, the fourth waits for its decision.
+    expect([1, 2, 3, 4].map(() => hints.start(1, true))).toEqual([true, true, true, false]);
+    // Decided in order: the first took a slot (2 left) while three are still undecided.
+    hints.settle(1, { rate: 2 });
     expect(hints.start(1, true)).toBe(false);
+    hints.settle(1, { rate: 1 });
+    hints.settle(1, { rate: 0 });
+    hints.settle(1, { rate: 0 });
+    hints.settle(1, { rate: 0 });
+    // All decided, the last left no room.
     expect(hints.start(1, true)).toBe(false);
-    hints.settle(1, roomy);
-    hints.settle(1, roomy);
-    expect(hints.start(1, true)).toBe(false); // one is still undecided
-    hints.settle(1, roomy);
-    hints.settle(1, roomy);
-    expect(hints.start(1, true)).toBe(true);
+  });
+
+  it('keeps the monthly margin for every search awaiting its decision', () => {
+    const hints = createRunAheadHints();
+    hints.start(1, false);
+    hints.settle(1, { rate: 100, quotaUnits: QUOTA_MARGIN_UNITS + 2 * MAX_UNITS_PER_REQUEST });
+    expect([1, 2, 3, 4].map(() => hints.start(1, true))).toEqual([true, true, true, false]);
   });
 
   it('never lets a route that does not ask run ahead', () => {
