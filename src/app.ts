@@ -13,7 +13,6 @@ import { loggerOptions } from './logging.js';
 import { SiftLogController } from './request-log-controller.js';
 import { alertsPlugin } from './alerts/plugin.js';
 import { loadMcpSdk, mcpRoutes } from './mcp/plugin.js';
-import type {} from './metrics/index.js';
 import { loadSanitizer } from './providers/stackexchange/sanitize.js';
 import { providersPlugin } from './providers/plugin.js';
 import { apiRoutes } from './routes/api/index.js';

@@ -205,8 +205,8 @@ const MAX_RESTART_PAUSE_MS = 30_000;
 export async function runPrimary(config: Config, log: pino.Logger, options: { secretKey: string }): Promise<void> {
   const startedAt = Date.now();
   const count = config.WORKERS;
-  /** `listening`: the worker said hello, so it hears a stop order (before that, a message to it is lost). */
-  const workers = new Map<number, { worker: Worker; forkedAt: number; exited: Promise<void>; listening: boolean }>();
+  /** `greeted`: the worker said hello, so it hears a stop order (before that, a message to it is lost). */
+  const workers = new Map<number, { worker: Worker; forkedAt: number; exited: Promise<void>; greeted: boolean }>();
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
   let opening: ReturnType<typeof openDatabase> | undefined;
   let stopping = false;
@@ -252,9 +252,9 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
 
   async function stopWorkers(timeoutMs: number): Promise<void> {
     const running = [...workers.values()];
-    for (const { worker, listening } of running) {
+    for (const { worker, greeted } of running) {
       // A worker still loading its modules has nothing to drain, and would not hear the order yet.
-      if (listening && worker.isConnected()) worker.send({ type: 'sift:stop' } satisfies StopOrder);
+      if (greeted && worker.isConnected()) worker.send({ type: 'sift:stop' } satisfies StopOrder);
       else worker.process.kill('SIGTERM');
     }
     let timer: NodeJS.Timeout | undefined;
@@ -288,14 +288,14 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
     const worker = cluster.fork();
     const forkedAt = Date.now();
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    const entry = { worker, forkedAt, exited, listening: false };
+    const entry = { worker, forkedAt, exited, greeted: false };
     workers.set(index, entry);
     worker.on('message', (msg: unknown) => {
       if (isMessage<Tell>(msg, 'sift:tell')) return relayNote(worker, msg.topic, msg.body);
       if (isMessage<Ask>(msg, 'sift:ask')) return relayQuestion(worker, msg.id, msg.question);
       if (isMessage<Answer>(msg, 'sift:answer')) return questions.get(msg.order)?.(msg.answer);
       if (!isMessage<Hello>(msg, 'sift:hello')) return;
-      entry.listening = true;
+      entry.greeted = true;
       // A worker forked at start-up loads its modules while the database starts; it starts when that is done.
       void databaseReady.then(
         (url) => {

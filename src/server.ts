@@ -30,8 +30,8 @@ import { shutdown } from './shutdown.js';
 type Log = pino.Logger;
 
 /*
- * The app's modules (Fastify, undici, the providers, MCP…) take about half a
- * second to load. They are imported while the database starts, not before:
+ * The app's modules (Fastify, undici, the providers…) take about 400 ms to
+ * load. They are imported while the database starts, not before:
  * an instance starts them alongside the embedded server, a worker while its
  * primary starts it, and a primary never loads them.
  */

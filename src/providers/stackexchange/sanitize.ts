@@ -89,7 +89,7 @@ const OPTIONS: sanitizeHtml.IOptions = {
 /*
  * sanitize-html (and the HTML parser under it) takes about 50 ms to load, a
  * ninth of the server's start: it is loaded by the first answer that needs it,
- * or by loadSanitizer() once the server listens (routes/api/cards.ts).
+ * or by loadSanitizer() once the server listens (app.ts).
  */
 const require = createRequire(import.meta.url);
 let sanitizer: typeof sanitizeHtml | undefined;
