@@ -1,7 +1,7 @@
 /*
  * Ad-hoc profiling helper: Sift (dist/) under load (web search by default) against every upstream's fake.
  * PROF=1 writes a V8 CPU profile to bench/results/ (open it in Chrome DevTools).
- * C=<connections> (default 100), D=<seconds> (default 10), LL=<log level> (default info),
+ * C=<connections> (default 100), KEYS=<API keys the load rotates over> (default 500), D=<seconds> (default 10), LL=<log level> (default info),
  * FLOOR=1 puts the fan-out floor (bench/floor-fanout.ts) under the same load instead of Sift.
  * SIFT_LOG=<file for Sift's stdout> (default: discarded), SIFT_NODE_OPTIONS=<NODE_OPTIONS for Sift only>, SIFT_NODE_ARGS=<node flags for Sift only>,
  * P=<path and query up to the query text> (default /api/v1/web/?q=prof+; e.g. /api/v1/suggest/?q=prof+), the
@@ -26,7 +26,7 @@ const pool = createPool(pg.url);
 await migrate(pool);
 const u = await createUser(pool, { username: 'p' + Date.now() });
 const keys: string[] = [];
-for (let i = 0; i < 500; i++) keys.push((await issueApiKey(pool, u.id)).key);
+for (let i = 0; i < Number(process.env.KEYS ?? 500); i++) keys.push((await issueApiKey(pool, u.id)).key);
 await pool.end();
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const profFlags = process.env.PROF ? ['--cpu-prof', '--cpu-prof-dir=bench/results'] : [];

@@ -158,13 +158,16 @@ export function registerApiLimits(app: FastifyInstance): void {
     pruneIdleRateLimits(app.pool, limits).catch((err: Error) => app.log.warn({ err }, 'rate-limit prune failed'));
   }, PRUNE_INTERVAL_MS);
   prune.unref();
+  const hints = createRunAheadHints();
+  const batcher = createAdmissionBatcher(app.pool, limits);
+  // Unused leased slots go back before the usage is written and the pool closes.
+  app.lifecycle.onFlush('rate-limit leases', () => batcher.releaseAll());
+
   app.addHook('onClose', async () => {
     clearInterval(prune);
     usage.stop();
+    batcher.stop();
   });
-
-  const hints = createRunAheadHints();
-  const batcher = createAdmissionBatcher(app.pool, limits);
 
   /** Checks and records the request against both limits and the quota: the refusal to send, or null. */
   async function decide(request: FastifyRequest, keyId: number, userId: number, patient = false) {
@@ -173,26 +176,48 @@ export function registerApiLimits(app: FastifyInstance): void {
     const quotaApplies = quota > 0 && countsSearches(request);
     let decision: RateDecision;
     try {
-      decision = await batcher.admit(keyId, quotaApplies ? { userId, month } : undefined, patient);
+      decision = await batcher.admit(
+        keyId,
+        quotaApplies ? { userId, month } : undefined,
+        patient,
+        quotaApplies ? usage.epoch() : undefined,
+      );
     } catch (err) {
       hints.settle(keyId, { rate: 0 });
       request.log.error({ err }, 'rate limiter unavailable');
       return UNAVAILABLE;
     }
+    return judge(request, keyId, userId, decision, quotaApplies, now, true);
+  }
+
+  /**
+   * The refusal to send for a decision, or null when the request may go on; `settle`: the decision
+   * was asked of the database for a request that told the run-ahead hints it started.
+   */
+  function judge(
+    request: FastifyRequest,
+    keyId: number,
+    userId: number,
+    decision: RateDecision,
+    quotaApplies: boolean,
+    now: Date,
+    settle: boolean,
+  ): Refusal | null {
     request.rateLimit = decision;
     const rate = decision.admitted ? Math.min(decision.burst.remaining, decision.sustained.remaining) : 0;
 
     if (!decision.admitted) {
-      hints.settle(keyId, { rate });
+      if (settle) hints.settle(keyId, { rate });
       const wait = retryAfterSeconds(decision);
       return { status: 429, retryAfter: String(wait), detail: throttledDetail(wait) } satisfies Refusal;
     }
     if (!quotaApplies) {
-      hints.settle(keyId, quota > 0 ? { rate } : { rate, quotaUnits: Number.POSITIVE_INFINITY });
+      if (settle) hints.settle(keyId, quota > 0 ? { rate } : { rate, quotaUnits: Number.POSITIVE_INFINITY });
       return null;
     }
+    const month = monthStart(now);
     const used = (decision.persistedSearches ?? 0) + usage.pending(userId, month);
-    hints.settle(keyId, { rate, quotaUnits: quota - used });
+    if (settle) hints.settle(keyId, { rate, quotaUnits: quota - used });
     if (used < quota) return null;
     const resets = nextMonthStart(now);
     const wait = Math.max(1, Math.ceil((resets.getTime() - now.getTime()) / 1000));
@@ -206,6 +231,14 @@ export function registerApiLimits(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {
     const principal = request.apiKey;
     if (!principal) return;
+    // A busy key's next requests are admitted from the slots its instance holds (batch.ts): no round trip.
+    const quotaApplies = quota > 0 && countsSearches(request);
+    const leased = batcher.leased(principal.keyId, quotaApplies ? usage.epoch() : undefined);
+    if (leased) {
+      const refusal = judge(request, principal.keyId, principal.userId, leased, quotaApplies, new Date(), false);
+      if (refusal) return sendRefusal(reply, refusal);
+      return;
+    }
     // A route's upstream calls may start before the decision only when this
     // instance knows the key has room (run-ahead.ts).
     if (hints.start(principal.keyId, request.routeOptions.config?.runsAhead === true)) {

@@ -66,8 +66,9 @@ export interface UsageLookup {
 const ADMIT_SQL = `
 SELECT a.*,
   (SELECT u.searches FROM usage_monthly u WHERE u.user_id = r.user_id AND u.month = r.month) AS persisted_searches
-FROM unnest($1::bigint[], $2::integer[], $7::bigint[], $8::date[]) WITH ORDINALITY AS r (key_id, wanted, user_id, month, ord)
-CROSS JOIN LATERAL rate_limit_admit(r.key_id, r.wanted, $3, $4, $5, $6) a
+FROM unnest($1::bigint[], $2::integer[], $7::bigint[], $8::date[], $10::integer[], $11::integer[], $12::float8[])
+  WITH ORDINALITY AS r (key_id, wanted, user_id, month, extra, released, release_at, ord)
+CROSS JOIN LATERAL rate_limit_admit(r.key_id, r.wanted, $3, $4, $5, $6, r.extra, $9::float8, r.released, r.release_at) a
 ORDER BY r.ord
 `;
 
@@ -79,6 +80,8 @@ interface AdmitRow {
   sustained_before: number;
   sustained_reset: number | null;
   sustained_wait: number | null;
+  leased: number;
+  recorded_at: number;
   persisted_searches: string | null;
 }
 
@@ -93,6 +96,26 @@ export interface KeyRequests {
   wanted: number;
   /** Also read the user's persisted monthly searches (for the quota check). */
   usage?: UsageLookup;
+  /** Slots to take beyond `wanted` as a lease (only when all `wanted` are admitted; see the migration). */
+  extra?: number;
+  /** Unused slots of an expired lease to give back first. */
+  release?: { slots: number; recordedAt: number };
+}
+
+/** Slots taken beyond the wanted requests, to admit the key's next requests without a round trip. */
+export interface Lease {
+  slots: number;
+  /** Database time (epoch seconds) the slots were recorded at: what a release names. */
+  recordedAt: number;
+  /** The decision of the lease's `index`-th slot (0-based), as if it had been asked for with the others. */
+  decision(index: number): RateDecision;
+}
+
+export interface KeyDecisions {
+  /** One per wanted request, in order. */
+  decisions: RateDecision[];
+  /** The lease taken (extra slots granted), or null. */
+  lease: Lease | null;
 }
 
 /**
@@ -107,7 +130,8 @@ export async function admitKeys(
   pool: pg.Pool,
   limits: Limits,
   requests: readonly KeyRequests[],
-): Promise<RateDecision[][]> {
+  holdSeconds = 0,
+): Promise<KeyDecisions[]> {
   const { burst, sustained } = limits;
   const order = requests.map((_, i) => i).sort((a, b) => requests[a]!.keyId - requests[b]!.keyId);
   const sorted = order.map((i) => requests[i]!);
@@ -126,41 +150,59 @@ export async function admitKeys(
           sustained.limit,
           sorted.map((r) => r.usage?.userId ?? null),
           sorted.map((r) => r.usage?.month ?? null),
+          holdSeconds,
+          sorted.map((r) => r.extra ?? 0),
+          sorted.map((r) => r.release?.slots ?? 0),
+          sorted.map((r) => r.release?.recordedAt ?? null),
         ],
       },
       HOT_QUERY_TIMEOUT_MS,
     ),
   );
-  const result: RateDecision[][] = new Array(requests.length);
+  const result: KeyDecisions[] = new Array(requests.length);
   sorted.forEach((r, j) => {
-    result[order[j]!] = decisionsOf(limits, r, rows[j]!);
+    const row = rows[j]!;
+    const decisions: RateDecision[] = [];
+    for (let i = 0; i < r.wanted; i++) decisions.push(decisionOf(limits, r, row, i, i < row.granted));
+    const lease: Lease | null =
+      row.leased > 0
+        ? {
+            slots: row.leased,
+            recordedAt: row.recorded_at,
+            // The lease's slots come after the wanted requests, all admitted.
+            decision: (index) => decisionOf(limits, r, row, r.wanted + index, true),
+          }
+        : null;
+    result[order[j]!] = { decisions, lease };
   });
   return result;
 }
 
-/** The decisions of one key's `wanted` requests from its row. */
-function decisionsOf(limits: Limits, request: KeyRequests, row: AdmitRow): RateDecision[] {
+/** The decision of the `index`-th request of one key's batch (lease slots after the wanted ones) from its row. */
+function decisionOf(
+  limits: Limits,
+  request: KeyRequests,
+  row: AdmitRow,
+  index: number,
+  admitted: boolean,
+): RateDecision {
   const { burst, sustained } = limits;
-  const persistedSearches = request.usage ? Number(row.persisted_searches ?? 0) : null;
-  const decisions: RateDecision[] = [];
-  for (let i = 0; i < request.wanted; i++) {
-    const admitted = i < row.granted;
-    decisions.push({
+  // Admitted requests count up from `before`; refused ones see everything admitted (wanted and lease).
+  const granted = row.granted + row.leased;
+  return {
+    admitted,
+    burst: windowState(burst, admitted, row.burst_before, index, granted, row.burst_reset, row.burst_wait),
+    sustained: windowState(
+      sustained,
       admitted,
-      burst: windowState(burst, admitted, row.burst_before, i, row.granted, row.burst_reset, row.burst_wait),
-      sustained: windowState(
-        sustained,
-        admitted,
-        row.sustained_before,
-        i,
-        row.granted,
-        row.sustained_reset,
-        row.sustained_wait,
-      ),
-      persistedSearches,
-    });
-  }
-  return decisions;
+      row.sustained_before,
+      index,
+      granted,
+      row.sustained_reset,
+      row.sustained_wait,
+    ),
+    persistedSearches: request.usage ? Number(row.persisted_searches ?? 0) : null,
+  };
 }
 
 /**
@@ -176,7 +218,7 @@ export async function admitBatch(
   wanted: number,
   usage?: UsageLookup,
 ): Promise<RateDecision[]> {
-  return (await admitKeys(pool, limits, [{ keyId, wanted, usage }]))[0]!;
+  return (await admitKeys(pool, limits, [{ keyId, wanted, usage }]))[0]!.decisions;
 }
 
 /** Checks and records one request of `keyId` against both limits (a batch of one). */
@@ -207,7 +249,8 @@ function windowState(
       windowSeconds,
       used,
       remaining: Math.max(0, limit - used),
-      resetSeconds: reset === null ? windowSeconds : Math.max(0, reset),
+      // A lease's slots are recorded up to its hold (about a second) ahead: never reported past the window.
+      resetSeconds: reset === null ? windowSeconds : Math.min(windowSeconds, Math.max(0, reset)),
       exceeded: false,
     };
   }
@@ -217,7 +260,7 @@ function windowState(
     windowSeconds,
     used,
     remaining: Math.max(0, limit - used),
-    resetSeconds: wait === null ? 0 : Math.max(0, wait),
+    resetSeconds: wait === null ? 0 : Math.min(windowSeconds, Math.max(0, wait)),
     exceeded: used >= limit,
   };
 }

@@ -30,6 +30,12 @@ export interface UsageRecorder {
   add(userId: number, units: number, at?: Date): void;
   /** Units buffered (not yet written) for the user in the month (`YYYY-MM-01`). */
   pending(userId: number, month: string): number;
+  /**
+   * Grows whenever units may have left `pending()` to be written (a write ended, a write in doubt was
+   * settled): a persisted count read in one epoch plus `pending()` in the same epoch counts nothing twice
+   * and misses nothing of this instance's.
+   */
+  epoch(): number;
   /** Writes everything buffered; concurrent calls run one after the other. Rejects when the write fails. */
   flush(): Promise<void>;
   /** Stops the periodic flush (does not flush). */
@@ -73,6 +79,7 @@ export function createUsageRecorder(pool: pg.Pool, options: UsageRecorderOptions
   let inDoubt: InDoubt | null = null;
   let chain: Promise<void> = Promise.resolve();
   let running = 0;
+  let epoch = 0;
 
   const bufferKey = (userId: number, month: string) => `${userId} ${month}`;
 
@@ -97,6 +104,7 @@ export function createUsageRecorder(pool: pg.Pool, options: UsageRecorderOptions
       throw new UsageWriteInDoubt(`usage write (transaction ${doubt.xid}) still in progress; asking again later`);
     }
     inDoubt = null;
+    epoch++;
     // Aborted: written nowhere, so written again. Null (too old for the commit log to tell, which
     // minutes after the write cannot happen): written again rather than lost.
     if (status !== 'committed') putBack(doubt.batch);
@@ -136,6 +144,7 @@ export function createUsageRecorder(pool: pg.Pool, options: UsageRecorderOptions
       throw err;
     } finally {
       writing = new Map();
+      epoch++;
       if (client) {
         client.off('error', onClientError);
         // After a failure the connection is closed, never reused: the database rolls back what it did not commit.
@@ -169,6 +178,7 @@ export function createUsageRecorder(pool: pg.Pool, options: UsageRecorderOptions
       const key = bufferKey(userId, month);
       return (buffer.get(key) ?? 0) + (writing.get(key) ?? 0) + (inDoubt?.batch.get(key) ?? 0);
     },
+    epoch: () => epoch,
     flush,
     stop() {
       clearInterval(timer);

@@ -2,7 +2,14 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRate, type Rate } from '../../src/config/rate.js';
 import { createPool } from '../../src/db/pool.js';
-import { createAdmissionBatcher, PATIENCE_MS } from '../../src/limits/batch.js';
+import {
+  type AdmissionBatcher,
+  createAdmissionBatcher,
+  LEASE_MS,
+  PATIENCE_MS,
+  STALLED_MS,
+} from '../../src/limits/batch.js';
+import { startDbProxy } from '../helpers/db-proxy.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 const rate = (text: string): Rate => parseRate(text) as Rate;
@@ -166,4 +173,152 @@ describe('patient admissions (their work already runs ahead)', () => {
       await pool.end();
     }
   });
+});
+
+describe('admission leases (a busy key admitted without a round trip)', () => {
+  /** One request as the API asks for it: from the key's lease when it has a slot, else from the database. */
+  const ask = (batcher: AdmissionBatcher, key: number, epoch?: number) =>
+    batcher.leased(key, epoch) ??
+    batcher.admit(key, epoch === undefined ? undefined : { userId: 1, month: '2026-11-01' }, false, epoch);
+
+  /** A key busy for a while: asked once, then again a lease period later (a short burst takes no lease). */
+  const busy = async (batcher: AdmissionBatcher, key: number, epoch?: number) => {
+    await ask(batcher, key, epoch);
+    await new Promise((r) => setTimeout(r, LEASE_MS + 20));
+    await ask(batcher, key, epoch);
+  };
+
+  const totals = async (key: number) =>
+    (
+      await db.pool.query<{ b: number; s: number; ahead: number }>(
+        `SELECT b_total AS b, s_total AS s, b_cur_last - extract(epoch FROM clock_timestamp()) AS ahead
+           FROM rate_limits WHERE key_id = $1`,
+        [key],
+      )
+    ).rows[0]!;
+
+  it("admits most of a busy key's requests from leases, counting its remaining slots down one by one", async () => {
+    const { pool, statements } = countingPool(db.url);
+    const batcher = createAdmissionBatcher(pool, { burst: rate('1000/min'), sustained: rate('5000/day') });
+    try {
+      await busy(batcher, 1001);
+      const before = statements();
+      const remaining: number[] = [];
+      for (let i = 0; i < 60; i++) remaining.push((await ask(batcher, 1001)).burst.remaining);
+      expect(remaining).toEqual(Array.from({ length: 60 }, (_, i) => 997 - i));
+      expect(statements() - before).toBeLessThan(15);
+    } finally {
+      batcher.stop();
+      await pool.end();
+    }
+  });
+
+  it('records leased slots a hold ahead, so that none leaves its window before a window after its use', async () => {
+    const batcher = createAdmissionBatcher(db.pool, { burst: rate('1000/min'), sustained: rate('5000/day') });
+    try {
+      await busy(batcher, 1002);
+      for (let i = 0; i < 5; i++) await ask(batcher, 1002);
+      const { ahead } = await totals(1002);
+      expect(ahead).toBeGreaterThan(LEASE_MS / 1000 - 0.5);
+      expect(ahead).toBeLessThanOrEqual(LEASE_MS / 1000);
+    } finally {
+      batcher.stop();
+    }
+  });
+
+  it('gives unused slots back: once a lease expires the windows count only the requests made', async () => {
+    const batcher = createAdmissionBatcher(db.pool, { burst: rate('1000/min'), sustained: rate('5000/day') });
+    try {
+      await busy(batcher, 1003);
+      for (let i = 0; i < 10; i++) await ask(batcher, 1003);
+      // Leased slots are held beyond the 12 requests until the lease expires and the sweep gives them back.
+      expect((await totals(1003)).b).toBeGreaterThan(12);
+      const until = Date.now() + 3 * LEASE_MS;
+      while ((await totals(1003)).b !== 12 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      expect(await totals(1003)).toMatchObject({ b: 12, s: 12 });
+    } finally {
+      batcher.stop();
+    }
+  });
+
+  it('two instances sharing a key never admit more than its limit, and after giving back their leases admit exactly it', async () => {
+    const limits = { burst: rate('40/min'), sustained: rate('5000/day') };
+    const one = createAdmissionBatcher(db.pool, limits);
+    const two = createAdmissionBatcher(db.pool, limits);
+    try {
+      const run = async (batcher: AdmissionBatcher) => {
+        await busy(batcher, 1004);
+        let admitted = 2;
+        for (let i = 0; i < 30; i++) if ((await ask(batcher, 1004)).admitted) admitted++;
+        return admitted;
+      };
+      const [a, b] = await Promise.all([run(one), run(two)]);
+      expect(a + b).toBeLessThanOrEqual(40);
+      await Promise.all([one.releaseAll(), two.releaseAll()]);
+      let more = 0;
+      while ((await ask(one, 1004)).admitted) more++;
+      expect(a + b + more).toBe(40);
+      expect((await totals(1004)).b).toBe(40);
+    } finally {
+      one.stop();
+      two.stop();
+    }
+  });
+
+  it('serves a request that needs the monthly usage only from a lease read in the same usage epoch', async () => {
+    const batcher = createAdmissionBatcher(db.pool, { burst: rate('1000/min'), sustained: rate('5000/day') });
+    try {
+      await busy(batcher, 1005, 7);
+      // Leases grow with the key's demand: after these, the key holds one with slots to spare.
+      for (let i = 0; i < 30; i++) await ask(batcher, 1005, 7);
+      // A usage write ended since (epoch 8): the lease's persisted count may miss it.
+      expect(batcher.leased(1005, 8)).toBeNull();
+      // A request that does not look at the quota may still use it, and one in epoch 7 too.
+      expect(batcher.leased(1005)).not.toBeNull();
+      expect(batcher.leased(1005, 7)).not.toBeNull();
+    } finally {
+      batcher.stop();
+    }
+  });
+
+  it('takes no lease for a short burst: every request of it is recorded as it is made', async () => {
+    const { pool, statements } = countingPool(db.url);
+    const batcher = createAdmissionBatcher(pool, { burst: rate('1000/min'), sustained: rate('5000/day') });
+    try {
+      for (let i = 0; i < 30; i++) await ask(batcher, 1006);
+      expect(statements()).toBe(30);
+      expect(await totals(1006)).toMatchObject({ b: 30, s: 30 });
+    } finally {
+      batcher.stop();
+      await pool.end();
+    }
+  });
+
+  it('admits nothing from a lease once the database stops answering: a failed or stalled statement ends that', async () => {
+    const proxy = await startDbProxy(db.url);
+    const pool = createPool(proxy.url, { max: 4 });
+    pool.on('error', () => {});
+    const batcher = createAdmissionBatcher(pool, { burst: rate('1000/min'), sustained: rate('5000/day') });
+    try {
+      await busy(batcher, 1007);
+      // Leases grow with the key's demand: after these, the key holds one with slots to spare.
+      for (let i = 0; i < 30; i++) await ask(batcher, 1007);
+      expect(batcher.leased(1007)).not.toBeNull();
+      // Stalled: a statement in flight longer than STALLED_MS.
+      await proxy.setMode('blackhole');
+      const stalled = Promise.resolve(batcher.admit(1008)).catch(() => 'failed');
+      await new Promise((r) => setTimeout(r, STALLED_MS + 50));
+      expect(batcher.leased(1007)).toBeNull();
+      // Refused: the statement fails, and the lease is gone for good.
+      await proxy.setMode('refuse');
+      await stalled;
+      await expect(batcher.admit(1009)).rejects.toBeTruthy();
+      await proxy.setMode('pass');
+      expect(batcher.leased(1007)).toBeNull();
+    } finally {
+      batcher.stop();
+      await pool.end().catch(() => {});
+      await proxy.close();
+    }
+  }, 30_000);
 });
