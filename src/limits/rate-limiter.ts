@@ -4,7 +4,8 @@ import { HOT_QUERY_TIMEOUT_MS, withQueryTimeout } from '../db/pool.js';
 
 /*
  * Burst + sustained limits per API key as bucketed sliding windows, shared by
- * every instance through Postgres (migrations/0006_rate_buckets.sql).
+ * every instance through Postgres (migrations/0006_rate_buckets.sql, leases:
+ * 0009_rate_leases.sql).
  *
  * What "60/min" and "5000/day" guarantee, to the second:
  * - Never more than `limit` requests admitted in ANY interval of the window's
@@ -14,6 +15,8 @@ import { HOT_QUERY_TIMEOUT_MS, withQueryTimeout } from '../db/pool.js';
  *   the window when its latest admission does. So a slot taken at time t is
  *   free again between t + window and t + window + step: at most 1 s late for
  *   60/min, 60 s late for 5000/day. (DRF's exact log frees it at t + window.)
+ *   A slot of a lease (batch.ts) is recorded up to its hold ahead of its use,
+ *   so it frees up to that much later still.
  * - A refused request consumes nothing, in either window.
  * - Time is the database clock, so instances with skewed clocks agree.
  * - The wait reported on a refusal (Retry-After) is when the bucket holding
