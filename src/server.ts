@@ -12,9 +12,7 @@ import {
 } from './cluster.js';
 import { type Config, ConfigError, loadConfig } from './config/index.js';
 import { resolveSecretKey } from './config/secret-key.js';
-import { openDatabase } from './db/index.js';
-import { migrate } from './db/migrate.js';
-import { workerPoolMax } from './db/pool.js';
+import type { openDatabase } from './db/index.js';
 import { createLifecycle } from './lifecycle.js';
 import { createLogger, writeLogNow } from './logging.js';
 import { shutdown } from './shutdown.js';
@@ -78,6 +76,13 @@ async function runInstance(
     });
 
   try {
+    // Loaded here, not with this module: a cluster primary forks its workers before loading them.
+    const [{ openDatabase }, { migrate }, { workerPoolMax }] = await Promise.all([
+      import('./db/index.js'),
+      import('./db/migrate.js'),
+      import('./db/pool.js'),
+    ]);
+    if (closing) return;
     opening = openDatabase(
       config,
       {
