@@ -299,12 +299,7 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
       void databaseReady.then(
         (url) => {
           if (worker.isConnected())
-            worker.send({
-              type: 'sift:start',
-              index,
-              databaseUrl: url,
-              secretKey: options.secretKey,
-            } satisfies WorkerStart);
+            worker.send({ type: 'sift:start', index, databaseUrl: url, secretKey: options.secretKey } satisfies WorkerStart);
         },
         () => {},
       );

@@ -170,10 +170,15 @@ export function registerApiLimits(app: FastifyInstance): void {
   });
 
   /** Checks and records the request against both limits and the quota: the refusal to send, or null. */
-  async function decide(request: FastifyRequest, keyId: number, userId: number, patient = false) {
+  async function decide(
+    request: FastifyRequest,
+    keyId: number,
+    userId: number,
+    quotaApplies: boolean,
+    patient = false,
+  ) {
     const now = new Date();
     const month = monthStart(now);
-    const quotaApplies = quota > 0 && countsSearches(request);
     let decision: RateDecision;
     try {
       decision = await batcher.admit(
@@ -243,7 +248,7 @@ export function registerApiLimits(app: FastifyInstance): void {
     // instance knows the key has room (run-ahead.ts).
     if (hints.start(principal.keyId, request.routeOptions.config?.runsAhead === true)) {
       // Patient: the route's upstream calls start now, so the decision can wait for company (batch.ts).
-      request.admission = decide(request, principal.keyId, principal.userId, true);
+      request.admission = decide(request, principal.keyId, principal.userId, quotaApplies, true);
       request.hurryAdmission = batcher.hurry;
       hints.ranAhead(principal.keyId, request.admission);
       return;
@@ -257,7 +262,7 @@ export function registerApiLimits(app: FastifyInstance): void {
       hints.settle(principal.keyId, { rate: 0 });
       return sendRefusal(reply, UNAVAILABLE);
     }
-    const refusal = await decide(request, principal.keyId, principal.userId);
+    const refusal = await decide(request, principal.keyId, principal.userId, quotaApplies);
     if (refusal) return sendRefusal(reply, refusal);
   });
 

@@ -7,7 +7,14 @@
  */
 
 import type { Config } from '../config/index.js';
-import type { EngineSlice, ImageResult, MediaQuery, NewsResult, VideoResult, WebQuery } from '../contracts/search.js';
+import type {
+  EngineSlice,
+  ImageResult,
+  MediaQuery,
+  NewsResult,
+  VideoResult,
+  WebQuery,
+} from '../contracts/search.js';
 
 /** The spec's provider slugs (spec 4.3). Each is bound to one descriptor (registry.ts checks, at compile time). */
 export type ProviderSlug =

@@ -21,11 +21,7 @@ afterAll(async () => {
 
 describe('API methods and unknown paths', () => {
   it('answers a known path with a wrong method 405 with Allow, after authentication', async () => {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/web/?q=x',
-      headers: { authorization: `Api-Key ${key}` },
-    });
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/web/?q=x', headers: { authorization: `Api-Key ${key}` } });
     expect(res.statusCode).toBe(405);
     expect(res.json()).toEqual({ detail: 'Method "POST" not allowed.' });
     expect(res.headers.allow).toBe('GET, HEAD');

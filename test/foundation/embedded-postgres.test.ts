@@ -148,10 +148,7 @@ describe('embedded PostgreSQL', () => {
     const dataDir = tempDataDir();
     const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'silent' };
     // nothing running: the CLI starts a server for its run and stops it afterwards
-    const alone = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'migrate'], {
-      env,
-      encoding: 'utf8',
-    });
+    const alone = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'migrate'], { env, encoding: 'utf8' });
     expect(alone.status, alone.stderr).toBe(0);
     expect(alone.stdout).toMatch(/Applied 0001_accounts\.sql/);
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
@@ -159,10 +156,7 @@ describe('embedded PostgreSQL', () => {
     // a server running: the CLI connects to it and leaves it running
     const server = await startEmbeddedPostgres({ dataDir });
     const pid = postmasterPid(dataDir);
-    const joined = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'migrate'], {
-      env,
-      encoding: 'utf8',
-    });
+    const joined = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'migrate'], { env, encoding: 'utf8' });
     expect(joined.status, joined.stderr).toBe(0);
     expect(joined.stdout).toMatch(/up to date/);
     expect(postmasterPid(dataDir)).toBe(pid);

@@ -284,12 +284,7 @@ describe('Pixabay adapter', () => {
         ],
       }),
     ).toEqual([
-      {
-        title: '',
-        url: 'https://pixabay.com/p/1/',
-        source: 'pixabay.com',
-        thumbnail: 'https://cdn.pixabay.com/1_150.jpg',
-      },
+      { title: '', url: 'https://pixabay.com/p/1/', source: 'pixabay.com', thumbnail: 'https://cdn.pixabay.com/1_150.jpg' },
     ]);
     expect(parsePixabay({ total: 0, totalHits: 0, hits: [] })).toEqual([]);
   });

@@ -54,11 +54,7 @@ describe('runAhead', () => {
   });
 
   it('sends the refusal and logs (never throws) the failure of work whose request was refused', async () => {
-    const refusal: Refusal = {
-      status: 429,
-      retryAfter: '3',
-      detail: 'Request was throttled. Expected available in 3 seconds.',
-    };
+    const refusal: Refusal = { status: 429, retryAfter: '3', detail: 'Request was throttled. Expected available in 3 seconds.' };
     const { request, reply, sent, warnings } = requestWith(later(refusal));
     const outcome = await runAhead(request, reply, () => Promise.reject(new Error('late failure')));
     expect(outcome).toBeNull();

@@ -77,10 +77,7 @@ describe('GET /api/v1/suggest/', () => {
     try {
       const q = uniq('suggest only');
       fakes.brave.setSuggestions(q, ['suggest only works']);
-      expect(await suggest(q, onlySuggest)).toEqual({
-        status: 200,
-        body: { query: q, suggestions: ['suggest only works'] },
-      });
+      expect(await suggest(q, onlySuggest)).toEqual({ status: 200, body: { query: q, suggestions: ['suggest only works'] } });
       expect(fakes.brave.requestsTo('suggest')).toHaveLength(1);
       const q2 = uniq('disabled');
       expect(await suggest(q2, disabled)).toEqual({ status: 200, body: { query: q2, suggestions: [] } });
