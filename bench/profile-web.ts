@@ -97,11 +97,20 @@ const load = (duration: number) =>
     ],
   });
 const warm = await load(3); // warm-up
+/** Transactions committed by the whole database cluster (Sift's statements, one transaction each). */
+const commits = async (): Promise<number> => {
+  const client = createPool(pg.url);
+  const r = await client.query<{ n: string }>('SELECT sum(xact_commit)::text AS n FROM pg_stat_database');
+  await client.end();
+  return Number(r.rows[0]!.n);
+};
+const commits0 = await commits();
 const cpu0 = cpuMs();
 const pgCpu0 = pgCpuMs();
 const r = await load(Number(process.env.D ?? 10));
 const cpu = cpuMs() - cpu0;
 const pgCpu = pgCpuMs() - pgCpu0;
+const statements = (await commits()) - commits0 - 1;
 console.log(
   'rps',
   r.requests.average,
@@ -117,6 +126,8 @@ console.log(
   warm.requests.total + r.requests.total,
   'postgres cpu ms/req (all postgres processes)',
   (pgCpu / r.requests.total).toFixed(3),
+  'statements/s',
+  (statements / Number(process.env.D ?? 10)).toFixed(0),
 );
 const st = (await import('node:fs')).readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmHWM:\s+(\d+)/)?.[1];
 console.log('rss MB', Number(st) / 1024);

@@ -71,6 +71,8 @@ export function presentedKey(headers: FastifyRequest['headers']): string | null 
 export interface ApiKeyAuthenticator {
   /** Throws when the database cannot be reached. */
   authenticate(presented: string | null): Promise<AuthOutcome>;
+  /** The outcome without a lookup, or undefined when the key's row is not cached (then `authenticate`). */
+  authenticateCached(presented: string | null): AuthOutcome | undefined;
   /** Drops a cached key (after a revocation on this instance). */
   forget(prefix: string): void;
   /** Drops every cached key (after a user is disabled on this instance). */
@@ -125,21 +127,33 @@ export function createApiKeyAuthenticator(pool: pg.Pool, ttlMs = CACHE_TTL_MS): 
       .finally(() => refreshing.delete(prefix));
   }
 
+  /** What a key row says of a presented secret. */
+  function outcomeOf(cached: CachedKey, prefix: string, secret: string): AuthOutcome {
+    refreshAhead(prefix);
+    const row = cached.row;
+    if (!row || row.revoked || !secretMatches(secret, row.secretHash)) return { kind: 'invalid' };
+    if (!row.userActive) return { kind: 'disabled' };
+    return {
+      kind: 'ok',
+      principal: { keyId: row.keyId, prefix: row.prefix, userId: row.userId, username: row.username },
+    };
+  }
+
   return {
+    authenticateCached(presented) {
+      if (presented === null) return { kind: 'not-provided' };
+      const parsed = parseKey(presented);
+      if (!parsed) return { kind: 'invalid' };
+      const cached = cache.get(parsed.prefix);
+      return cached ? outcomeOf(cached, parsed.prefix, parsed.secret) : undefined;
+    },
     async authenticate(presented) {
       if (presented === null) return { kind: 'not-provided' };
       const parsed = parseKey(presented);
       if (!parsed) return { kind: 'invalid' };
-      // A hit answers without waiting for a promise; a miss (or a lookup in flight) waits for the one query.
+      // A miss (or a lookup in flight) waits for the one query.
       const cached = cache.get(parsed.prefix) ?? (await lookup(parsed.prefix));
-      refreshAhead(parsed.prefix);
-      const row = cached?.row;
-      if (!row || row.revoked || !secretMatches(parsed.secret, row.secretHash)) return { kind: 'invalid' };
-      if (!row.userActive) return { kind: 'disabled' };
-      return {
-        kind: 'ok',
-        principal: { keyId: row.keyId, prefix: row.prefix, userId: row.userId, username: row.username },
-      };
+      return outcomeOf(cached, parsed.prefix, parsed.secret);
     },
     forget(prefix) {
       generation++;
@@ -242,27 +256,45 @@ export function registerApiKeyAuthentication(app: FastifyInstance): void {
     await changes.close();
   });
 
-  app.addHook('onRequest', async (request, reply) => {
-    let outcome: AuthOutcome;
-    try {
-      outcome = await authenticator.authenticate(presentedKey(request.headers));
-    } catch (err) {
-      request.log.warn({ err }, 'API key lookup failed');
-      return reply.code(503).header('Retry-After', '5').send({ detail: UNAVAILABLE });
-    }
+  /** Sends the answer to a request the outcome refuses: true when one was sent. */
+  function refused(request: FastifyRequest, reply: FastifyReply, outcome: AuthOutcome): boolean {
     switch (outcome.kind) {
       case 'not-provided':
-        return unauthorized(reply, NOT_PROVIDED);
+        unauthorized(reply, NOT_PROVIDED);
+        return true;
       case 'invalid':
-        return unauthorized(reply, INVALID_KEY);
+        unauthorized(reply, INVALID_KEY);
+        return true;
       case 'disabled':
-        return reply.code(403).send({ detail: USER_DISABLED });
+        reply.code(403).send({ detail: USER_DISABLED });
+        return true;
       case 'ok':
         request.apiKey = outcome.principal;
+        return false;
     }
+  }
+
+  // Callback-style: a cached key passes without a promise; a refusal is sent and `done` not called.
+  app.addHook('onRequest', (request, reply, done) => {
+    const presented = presentedKey(request.headers);
+    const cached = authenticator.authenticateCached(presented);
+    if (cached) {
+      if (!refused(request, reply, cached)) done();
+      return;
+    }
+    authenticator.authenticate(presented).then(
+      (outcome) => {
+        if (!refused(request, reply, outcome)) done();
+      },
+      (err: unknown) => {
+        request.log.warn({ err }, 'API key lookup failed');
+        reply.code(503).header('Retry-After', '5').send({ detail: UNAVAILABLE });
+      },
+    );
   });
 
-  app.addHook('onResponse', async (request) => {
+  app.addHook('onResponse', (request, _reply, done) => {
     if (request.apiKey) lastUsed.touch(request.apiKey.keyId);
+    done();
   });
 }

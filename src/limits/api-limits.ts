@@ -233,16 +233,45 @@ export function registerApiLimits(app: FastifyInstance): void {
     } satisfies Refusal;
   }
 
-  app.addHook('onRequest', async (request, reply) => {
+  /** The checks that wait for the database: true when a refusal was sent. */
+  async function admitFromDatabase(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    keyId: number,
+    userId: number,
+    quotaApplies: boolean,
+  ): Promise<boolean> {
+    const ahead = hints.ahead(keyId);
+    // This request waits for that decision: it must not wait for company.
+    if (ahead) batcher.hurry();
+    // The decision waited for could not reach the database: asking again now would wait as long
+    // again, so this request gets the same 503 (each API answer stays within one statement's bound).
+    if (ahead && (await ahead) === UNAVAILABLE) {
+      hints.settle(keyId, { rate: 0 });
+      sendRefusal(reply, UNAVAILABLE);
+      return true;
+    }
+    const refusal = await decide(request, keyId, userId, quotaApplies);
+    if (!refusal) return false;
+    sendRefusal(reply, refusal);
+    return true;
+  }
+
+  // Callback-style hooks: the usual request (a lease, or a decision that runs ahead) passes
+  // without a promise of its own; a refusal is sent and `done` not called.
+  app.addHook('onRequest', (request, reply, done) => {
     const principal = request.apiKey;
-    if (!principal) return;
+    if (!principal) return done();
     // A busy key's next requests are admitted from the slots its instance holds (batch.ts): no round trip.
     const quotaApplies = quota > 0 && countsSearches(request);
     const leased = batcher.leased(principal.keyId, quotaApplies ? usage.epoch() : undefined);
     if (leased) {
       const refusal = judge(request, principal.keyId, principal.userId, leased, quotaApplies, new Date(), false);
-      if (refusal) return sendRefusal(reply, refusal);
-      return;
+      if (refusal) {
+        sendRefusal(reply, refusal);
+        return;
+      }
+      return done();
     }
     // A route's upstream calls may start before the decision only when this
     // instance knows the key has room (run-ahead.ts).
@@ -251,32 +280,30 @@ export function registerApiLimits(app: FastifyInstance): void {
       request.admission = decide(request, principal.keyId, principal.userId, quotaApplies, true);
       request.hurryAdmission = batcher.hurry;
       hints.ranAhead(principal.keyId, request.admission);
-      return;
+      return done();
     }
-    const ahead = hints.ahead(principal.keyId);
-    // This request waits for that decision: it must not wait for company.
-    if (ahead) batcher.hurry();
-    // The decision waited for could not reach the database: asking again now would wait as long
-    // again, so this request gets the same 503 (each API answer stays within one statement's bound).
-    if (ahead && (await ahead) === UNAVAILABLE) {
-      hints.settle(principal.keyId, { rate: 0 });
-      return sendRefusal(reply, UNAVAILABLE);
-    }
-    const refusal = await decide(request, principal.keyId, principal.userId, quotaApplies);
-    if (refusal) return sendRefusal(reply, refusal);
+    admitFromDatabase(request, reply, principal.keyId, principal.userId, quotaApplies).then((refused) => {
+      if (!refused) done();
+    }, done);
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('RateLimit-Policy', policy);
     if (request.rateLimit) reply.header('RateLimit', rateLimitHeader(request.rateLimit));
-    return payload;
+    done(null, payload);
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const units = request.searchUnits;
-    if (!units || units <= 0 || !request.apiKey) return;
-    if (reply.statusCode >= 400 && !(request.searchCountedBefore && reply.statusCode >= 500)) return;
-    usage.add(request.apiKey.userId, units);
+    if (
+      units &&
+      units > 0 &&
+      request.apiKey &&
+      (reply.statusCode < 400 || (request.searchCountedBefore && reply.statusCode >= 500))
+    ) {
+      usage.add(request.apiKey.userId, units);
+    }
+    done();
   });
 }
 

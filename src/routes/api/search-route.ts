@@ -57,7 +57,10 @@ export function registerSearchRoute<S extends z.ZodObject, B>(app: FastifyInstan
       countSearches(request, route.units(params), { before: route.count === 'before' });
     }
     if ('headers' in outcome && outcome.headers) reply.headers(outcome.headers);
-    return reply.code(outcome.status).send(outcome.body);
+    // The body is returned, not sent: an async handler that returns the reply makes its promise
+    // wait on the reply (Reply.then: a listener for the response's end) on every request.
+    reply.code(outcome.status);
+    return outcome.body;
   };
   const options = { config: { runsAhead: true } };
   const paths = [route.path, route.path.slice(0, -1)];
