@@ -1,6 +1,6 @@
 import { leadingAmount, splitsAround } from './amount.js';
 import { formatNumber, groupDigits, prefixMatcher, roundSignificant, spaceArrows, suffixMatcher } from './text.js';
-import type { AnswerFields, InstantHandler } from './types.js';
+import type { AnswerFields, InstantContext, InstantHandler } from './types.js';
 import { CURRENCY_VOCABULARY } from './vocabulary.js';
 
 /*
@@ -169,40 +169,47 @@ export function roundMoney(x: number): number {
 
 export const currencyHandler: InstantHandler = {
   type: 'currency',
-  async answer(ctx) {
+  // Only a currency query waits for the rates: any other query passes on without a promise.
+  answer(ctx) {
     const asked = parseCurrencyQuery(ctx.text);
-    if (!asked) return null;
-    const table = await ctx.deps.rates.current();
-    if (!table) return null;
-    const fromRate = table.rates[asked.from];
-    const toRate = table.rates[asked.to];
-    if (!fromRate || !toRate) return null;
-    const rate = toRate / fromRate;
-    const value = asked.amount * rate;
-    const meta: Record<string, { name: string; symbol: string; flag: string }> = {};
-    for (const code of Object.keys(table.rates).sort()) {
-      const m = CURRENCIES[code];
-      meta[code] = { name: m?.name ?? code, symbol: m?.symbol ?? code, flag: flagOf(code) };
-    }
-    const answer: AnswerFields = {
-      amount: formatNumber(asked.amount, 12),
-      amount_raw: asked.amount,
-      from_code: asked.from,
-      to_code: asked.to,
-      from_name: meta[asked.from]!.name,
-      from_symbol: meta[asked.from]!.symbol,
-      from_flag: meta[asked.from]!.flag,
-      to_name: meta[asked.to]!.name,
-      to_symbol: meta[asked.to]!.symbol,
-      to_flag: meta[asked.to]!.flag,
-      result: formatMoney(value),
-      result_raw: roundMoney(value),
-      unit_rate: roundSignificant(rate, 6),
-      date: table.date,
-      stale: table.stale,
-      popular: POPULAR.filter((c) => c in table.rates),
-      data: { rates: { ...table.rates }, meta },
-    };
-    return answer;
+    return asked ? convert(ctx, asked) : null;
   },
 };
+
+async function convert(
+  ctx: InstantContext,
+  asked: { amount: number; from: string; to: string },
+): Promise<AnswerFields | null> {
+  const table = await ctx.deps.rates.current();
+  if (!table) return null;
+  const fromRate = table.rates[asked.from];
+  const toRate = table.rates[asked.to];
+  if (!fromRate || !toRate) return null;
+  const rate = toRate / fromRate;
+  const value = asked.amount * rate;
+  const meta: Record<string, { name: string; symbol: string; flag: string }> = {};
+  for (const code of Object.keys(table.rates).sort()) {
+    const m = CURRENCIES[code];
+    meta[code] = { name: m?.name ?? code, symbol: m?.symbol ?? code, flag: flagOf(code) };
+  }
+  const answer: AnswerFields = {
+    amount: formatNumber(asked.amount, 12),
+    amount_raw: asked.amount,
+    from_code: asked.from,
+    to_code: asked.to,
+    from_name: meta[asked.from]!.name,
+    from_symbol: meta[asked.from]!.symbol,
+    from_flag: meta[asked.from]!.flag,
+    to_name: meta[asked.to]!.name,
+    to_symbol: meta[asked.to]!.symbol,
+    to_flag: meta[asked.to]!.flag,
+    result: formatMoney(value),
+    result_raw: roundMoney(value),
+    unit_rate: roundSignificant(rate, 6),
+    date: table.date,
+    stale: table.stale,
+    popular: POPULAR.filter((c) => c in table.rates),
+    data: { rates: { ...table.rates }, meta },
+  };
+  return answer;
+}

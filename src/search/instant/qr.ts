@@ -12,7 +12,8 @@ const NOT_TEXT = new Set(Object.values(QR_VOCABULARY).flatMap((v) => v.notText))
 
 export const qrHandler: InstantHandler = {
   type: 'qr',
-  async answer(ctx) {
+  // Synchronous until there is a code to draw: any other query passes on without a promise.
+  answer(ctx) {
     const raw = afterPrefix(ctx.q) ?? beforeSuffix(ctx.q);
     if (raw === null) return null;
     // "qr code generator", "qr code scanner app": about QR codes (quoted text is always encoded)
@@ -20,7 +21,6 @@ export const qrHandler: InstantHandler = {
     const text = unquote(raw);
     // Empty, or with a lone surrogate half (not text the QR encoder can take as UTF-8)
     if (text === '' || LONE_SURROGATE.test(text)) return null;
-    const svg = await QRCode.toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
-    return { text, svg };
+    return QRCode.toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 }).then((svg) => ({ text, svg }));
   },
 };

@@ -152,13 +152,12 @@ export function weatherPlace(q: string): string | null {
 
 export const weatherHandler: InstantHandler = {
   type: 'weather',
-  async answer(ctx) {
+  // Only a weather query waits for the forecast: any other query passes on without a promise.
+  answer(ctx) {
     const place = weatherPlace(ctx.q);
     if (place === null) return null;
-    const [outcome] = await ctx.deps.upstream.gather([weatherFlow(place, ctx.lang || 'en', ctx.deps.config)], {
-      deadlineMs: WEATHER_DEADLINE_MS,
-    });
-    if (!outcome?.ok || outcome.value === null) return null;
-    return describeWeather(outcome.value);
+    return ctx.deps.upstream
+      .gather([weatherFlow(place, ctx.lang || 'en', ctx.deps.config)], { deadlineMs: WEATHER_DEADLINE_MS })
+      .then(([outcome]) => (!outcome?.ok || outcome.value === null ? null : describeWeather(outcome.value)));
   },
 };
