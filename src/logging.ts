@@ -1,7 +1,9 @@
 import { createRequire } from 'node:module';
+import { isatty } from 'node:tty';
 import pino from 'pino';
 import type { FastifyServerOptions } from 'fastify';
 import type { Config } from './config/index.js';
+import { BatchedLogSink } from './log-sink.js';
 
 /** Query parameters whose values never reach a log line. */
 const SECRET_QUERY_PARAMS = new Set(['token', 'key', 'api_key', 'apikey', 'api-key', 'password']);
@@ -46,7 +48,8 @@ export const REDACTED_PATHS = [
 ];
 
 function prettyTransport(): { target: string } | undefined {
-  if (!process.stdout.isTTY) return undefined;
+  // isatty, not process.stdout.isTTY: the log writes to the descriptor itself, and needs no stream on it.
+  if (!isatty(1)) return undefined;
   try {
     createRequire(import.meta.url).resolve('pino-pretty');
     return { target: 'pino-pretty' };
@@ -55,22 +58,16 @@ function prettyTransport(): { target: string } | undefined {
   }
 }
 
-/** Log lines are written once this many bytes wait, or every LOG_FLUSH_MS. */
-const LOG_BUFFER_BYTES = 4096;
-const LOG_FLUSH_MS = 25;
-
 /**
  * The server's logger. On a TTY, pretty lines through pino-pretty when it is
- * installed. Otherwise JSON lines to standard output, written in batches: a
- * write per request line cost more CPU than the rest of the line, so lines
- * wait until 4 KB are pending or 25 ms have passed. What is pending is
- * written synchronously when the process exits (pino does so for its
- * destinations), so only a SIGKILL can lose the last few lines.
+ * installed. Otherwise JSON lines to standard output (or `fd`), written in
+ * batches (log-sink.ts): what is pending is written synchronously when the
+ * process exits, so only a SIGKILL can lose the last few lines.
  */
-export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): pino.Logger {
+export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, fd = 1): pino.Logger {
   const options = loggerOptions(config) as pino.LoggerOptions;
   if (options.transport) return pino(options);
-  return pino(options, pino.destination({ dest: 1, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS }));
+  return pino(options, new BatchedLogSink(fd));
 }
 
 /** Writes what the logger holds now (after a line others wait for, like "ready"). */
