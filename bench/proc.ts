@@ -4,14 +4,33 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const CLK_TCK = 100;
 
-/** CPU time (user + system) a process has used so far, ms; 0 once it has ended. */
+/**
+ * CPU time (user + system) a process has used so far, ms; 0 once it has ended. Summed over its
+ * threads from /proc/<pid>/task/<tid>/schedstat (nanoseconds), where the kernel gives it; else from
+ * /proc/<pid>/stat, in clock ticks (10 ms: coarse for a PostgreSQL backend's few ms in a run).
+ */
 export function cpuMsOf(pid: number | string): number {
+  const precise = runtimeMsOf(pid);
+  if (precise !== null) return precise;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
   } catch {
     return 0;
+  }
+}
+
+/** Time on CPU of every thread of a process, ms, from schedstat; null when unreadable. */
+function runtimeMsOf(pid: number | string): number | null {
+  try {
+    let ns = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    }
+    return Number.isFinite(ns) && ns > 0 ? ns / 1e6 : null;
+  } catch {
+    return null;
   }
 }
 
@@ -34,13 +53,14 @@ function statFields(pid: number | string): string[] | null {
 export function postgresServerCpuMs(postmasterPid: number): number {
   const own = statFields(postmasterPid);
   if (!own) return 0;
-  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  // Reaped backends only in clock ticks (the kernel keeps no finer sum for them); live processes precisely.
+  let ms = ((Number(own[13]) + Number(own[14])) * 1000) / CLK_TCK + cpuMsOf(postmasterPid);
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     const f = statFields(d);
-    if (f && Number(f[1]) === postmasterPid) ticks += Number(f[11]) + Number(f[12]);
+    if (f && Number(f[1]) === postmasterPid) ms += cpuMsOf(d);
   }
-  return (ticks * 1000) / CLK_TCK;
+  return ms;
 }
 
 /** CPU time of every PostgreSQL process now running on the machine (servers and backends), ms. */
