@@ -40,8 +40,14 @@ interface KeyRow {
   userActive: boolean;
 }
 
-/** What the cache holds for a prefix: its row, or that there is none. */
-type CachedKey = { row: KeyRow } | { row: null };
+/**
+ * What the cache holds for a prefix: its row, or that there is none; `cachedAt` (performance.now())
+ * when it went into the cache, absent for a row read but not cached (see lookup).
+ */
+interface CachedKey {
+  row: KeyRow | null;
+  cachedAt?: number;
+}
 
 export type AuthOutcome =
   | { kind: 'ok'; principal: ApiPrincipal }
@@ -80,7 +86,9 @@ export interface ApiKeyAuthenticator {
 }
 
 export function createApiKeyAuthenticator(pool: pg.Pool, ttlMs = CACHE_TTL_MS): ApiKeyAuthenticator {
-  const cache = new LRUCache<string, CachedKey>({ max: CACHE_MAX_ENTRIES, ttl: ttlMs });
+  // ttlResolution 0: staleness read from performance.now() on each get, not from a time cached by a
+  // new timer every millisecond (which cost more than the reads on a busy instance).
+  const cache = new LRUCache<string, CachedKey>({ max: CACHE_MAX_ENTRIES, ttl: ttlMs, ttlResolution: 0 });
   /** Lookups in flight, by prefix: concurrent misses for one prefix share one query. */
   const reading = new Map<string, { generation: number; answer: Promise<CachedKey> }>();
   /** Prefixes being read afresh in the background. */
@@ -99,8 +107,11 @@ export function createApiKeyAuthenticator(pool: pg.Pool, ttlMs = CACHE_TTL_MS): 
     const started = generation;
     const answer = loadKey(pool, prefix)
       .then((row) => {
-        const entry = { row };
-        if (generation === started) cache.set(prefix, entry);
+        const entry: CachedKey = { row };
+        if (generation === started) {
+          entry.cachedAt = performance.now();
+          cache.set(prefix, entry);
+        }
         return entry;
       })
       .finally(() => {
@@ -110,16 +121,17 @@ export function createApiKeyAuthenticator(pool: pg.Pool, ttlMs = CACHE_TTL_MS): 
     return answer;
   }
 
-  function refreshAhead(prefix: string): void {
+  function refreshAhead(prefix: string, entry: CachedKey): void {
     // Only a cached row past half its life: a row just read uncached (see lookup) must not come in this way.
-    const remaining = cache.getRemainingTTL(prefix);
+    if (entry.cachedAt === undefined) return;
+    const remaining = ttlMs - (performance.now() - entry.cachedAt);
     if (refreshing.has(prefix) || remaining <= 0 || remaining > ttlMs / 2) return;
     refreshing.add(prefix);
     const started = generation;
     loadKey(pool, prefix)
       .then(
         (row) => {
-          if (generation === started) cache.set(prefix, { row });
+          if (generation === started) cache.set(prefix, { row, cachedAt: performance.now() });
         },
         // The cached row serves until it expires; the next miss asks again (and answers 503 if it fails).
         () => undefined,
@@ -129,7 +141,7 @@ export function createApiKeyAuthenticator(pool: pg.Pool, ttlMs = CACHE_TTL_MS): 
 
   /** What a key row says of a presented secret. */
   function outcomeOf(cached: CachedKey, prefix: string, secret: string): AuthOutcome {
-    refreshAhead(prefix);
+    refreshAhead(prefix, cached);
     const row = cached.row;
     if (!row || row.revoked || !secretMatches(secret, row.secretHash)) return { kind: 'invalid' };
     if (!row.userActive) return { kind: 'disabled' };
@@ -215,12 +227,17 @@ export function authenticatorFor(pool: pg.Pool): ApiKeyAuthenticator {
  * path; failures are logged and forgotten. `flush()` waits for writes in flight.
  */
 export function createLastUsedRecorder(pool: pg.Pool, onError: (err: unknown) => void) {
-  const recent = new LRUCache<number, true>({ max: CACHE_MAX_ENTRIES, ttl: LAST_USED_INTERVAL_MS });
+  /** When each key's last write was asked for (performance.now()): one look-up per request, no LRU bookkeeping. */
+  const written = new Map<number, number>();
   const inFlight = new Set<Promise<void>>();
   return {
     touch(keyId: number): void {
-      if (recent.has(keyId)) return;
-      recent.set(keyId, true);
+      const now = performance.now();
+      const last = written.get(keyId);
+      if (last !== undefined && now - last < LAST_USED_INTERVAL_MS) return;
+      // Bounded: forgetting every key at worst repeats a write per key (the UPDATE's own guard skips it).
+      if (written.size >= CACHE_MAX_ENTRIES) written.clear();
+      written.set(keyId, now);
       const write = pool
         .query(
           `UPDATE api_keys SET last_used_at = now()

@@ -69,7 +69,13 @@ export interface RunAheadHints {
 }
 
 export function createRunAheadHints(): RunAheadHints {
-  const hints = new LRUCache<number, Hint>({ max: MAX_KEYS, ttl: HINT_TTL_MS, updateAgeOnGet: true });
+  const hints = new LRUCache<number, Hint>({
+    max: MAX_KEYS,
+    ttl: HINT_TTL_MS,
+    updateAgeOnGet: true,
+    // Ages read from performance.now() on each get, not from a time cached by a new timer every millisecond.
+    ttlResolution: 0,
+  });
   return {
     start(keyId, wantsToRunAhead) {
       const hint = hints.get(keyId);

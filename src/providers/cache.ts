@@ -42,6 +42,8 @@ export function createSearchCache(maxMegabytes: number): SearchCache {
     // A value larger than the whole cache is simply not stored.
     maxEntrySize: maxSize,
     ttlAutopurge: false,
+    // Ages read from performance.now() on each get, not from a time cached by a new timer every millisecond.
+    ttlResolution: 0,
     allowStale: false,
     updateAgeOnGet: false,
   });
