@@ -138,7 +138,7 @@ export async function searchMaps(deps: MapsDeps, params: MapsParams): Promise<Se
     if (deps.providers.isConfigured('provider_13')) {
       try {
         const facts = await deps.upstream.call(nominatimReverseTask({ lat, lon, lang }, deps.config));
-        if (facts) place = buildPlace(name ? { ...facts, name } : facts);
+        if (facts) place = buildPlace(name ? Object.assign({}, facts, { name }) : facts);
       } catch (err) {
         if (!(err instanceof UpstreamError)) throw err;
         // Failed, timed out or busy: the coordinates alone.
