@@ -469,9 +469,7 @@ async function main() {
 
   // Start-up as a user gets it: WORKERS as set for the bench, else the default (one per core).
   const startWorkers = process.env.WORKERS || 'auto';
-  log(
-    `cold start of Sift (WORKERS=${startWorkers}) with an empty database, then a restart; then a restart of one process`,
-  );
+  log(`cold start of Sift (WORKERS=${startWorkers}) with an empty database, then a restart; then a restart of one process`);
   const startEnv = { ...baseEnv, WORKERS: startWorkers, DATA_DIR: path.join(work, 'cold'), DATABASE_URL: EXTERNAL_DB };
   let sift = await startSift(startEnv, logFile);
   const coldStartMs = sift.startMs;

@@ -29,12 +29,6 @@ const EXIT_WAIT_MS = 1000;
 /** Past this many bytes waiting on a descriptor that takes none, the oldest lines are dropped. */
 const MAX_PENDING_BYTES = 16 * 1024 * 1024;
 
-export interface LogSink {
-  write(line: string): boolean;
-  /** Writes everything pending now (waiting out a full pipe for a bounded time). */
-  flushSync(): void;
-}
-
 /**
  * Writes of at most this many bytes to a pipe are atomic (POSIX PIPE_BUF on Linux): whole lines in
  * writes this size never interleave with another process's on the same pipe (cluster workers share
@@ -51,6 +45,9 @@ function chunkEnd(data: Buffer, offset: number): number {
   return longLineEnd < 0 ? data.length : longLineEnd + 1;
 }
 
+/** What Atomics.wait sleeps on while a forced flush waits out a full pipe. */
+const SLEEP = new Int32Array(new SharedArrayBuffer(4));
+
 const open = new Set<BatchedLogSink>();
 let exitHooked = false;
 
@@ -59,7 +56,7 @@ export interface LogSinkOptions {
   flushMs?: number;
 }
 
-export class BatchedLogSink implements LogSink {
+export class BatchedLogSink {
   private lines: string[] = [];
   private pendingChars = 0;
   /** Bytes a write could not take (a full pipe), written before any newer line. */
@@ -93,6 +90,7 @@ export class BatchedLogSink implements LogSink {
     return true;
   }
 
+  /** Writes everything pending now (waiting out a full pipe for a bounded time). */
   flushSync(): void {
     this.flush(true);
   }
@@ -137,7 +135,7 @@ export class BatchedLogSink implements LogSink {
         }
       }
       if (wait && Date.now() < deadline) {
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, RETRY_MS);
+        Atomics.wait(SLEEP, 0, 0, RETRY_MS);
         continue;
       }
       break;
