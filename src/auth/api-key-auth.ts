@@ -33,7 +33,8 @@ export const UNAVAILABLE = 'Service temporarily unavailable.';
 interface KeyRow {
   keyId: number;
   prefix: string;
-  secretHash: Buffer;
+  /** The stored SHA-256 of the secret, in lowercase hex (see secretMatches). */
+  secretHashHex: string;
   revoked: boolean;
   userId: number;
   username: string;
@@ -143,7 +144,7 @@ export function createApiKeyAuthenticator(pool: pg.Pool, ttlMs = CACHE_TTL_MS): 
   function outcomeOf(cached: CachedKey, prefix: string, secret: string): AuthOutcome {
     refreshAhead(prefix, cached);
     const row = cached.row;
-    if (!row || row.revoked || !secretMatches(secret, row.secretHash)) return { kind: 'invalid' };
+    if (!row || row.revoked || !secretMatches(secret, row.secretHashHex)) return { kind: 'invalid' };
     if (!row.userActive) return { kind: 'disabled' };
     return {
       kind: 'ok',
@@ -202,7 +203,7 @@ async function loadKey(pool: pg.Pool, prefix: string): Promise<KeyRow | null> {
   return {
     keyId: Number(r.id),
     prefix,
-    secretHash: r.secret_hash,
+    secretHashHex: r.secret_hash.toString('hex'),
     revoked: r.revoked,
     userId: Number(r.user_id),
     username: r.username,
