@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
-import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { Peers } from '../cluster.js';
 import type { SearchCache } from '../providers/cache.js';
 import { healthOf } from '../providers/health-store.js';
 import { tokenMatches } from '../routes/health.js';
+import { LabelledCounter, LabelledHistogram } from './series.js';
 
 /*
  * Prometheus metrics (DESIGN.md section 3), off unless METRICS_ENABLED=true:
@@ -67,52 +68,52 @@ export function createMetrics(): Metrics & {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
-  const requests = new Counter({
+  const requests = new LabelledCounter({
     name: 'sift_http_requests_total',
     help: 'HTTP requests answered, by route pattern, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
+    labelNames: ['route', 'method', 'status'],
     registers: [registry],
   });
-  const requestLatency = new Histogram({
+  const requestLatency = new LabelledHistogram({
     name: 'sift_http_request_duration_seconds',
     help: 'Time to answer HTTP requests, by route pattern, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
+    labelNames: ['route', 'method', 'status'],
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
-  const upstreamCalls = new Counter({
+  const upstreamCalls = new LabelledCounter({
     name: 'sift_upstream_calls_total',
     help: 'Calls to upstream providers, by provider, source (query or probe) and outcome (ok or the failure kind).',
-    labelNames: ['provider', 'source', 'outcome'] as const,
+    labelNames: ['provider', 'source', 'outcome'],
     registers: [registry],
   });
-  const upstreamLatency = new Histogram({
+  const upstreamLatency = new LabelledHistogram({
     name: 'sift_upstream_call_duration_seconds',
     help: 'Duration of upstream provider calls, by provider, source and outcome.',
-    labelNames: ['provider', 'source', 'outcome'] as const,
+    labelNames: ['provider', 'source', 'outcome'],
     buckets: UPSTREAM_BUCKETS,
     registers: [registry],
   });
-  const cacheHits = new Counter({
+  const cacheHits = new LabelledCounter({
     name: 'sift_search_cache_hits_total',
     help: 'Upstream answers served from the search cache (or joined in flight), by provider.',
-    labelNames: ['provider'] as const,
+    labelNames: ['provider'],
     registers: [registry],
   });
-  const cacheMisses = new Counter({
+  const cacheMisses = new LabelledCounter({
     name: 'sift_search_cache_misses_total',
     help: 'Search cache lookups that asked the upstream, by provider.',
-    labelNames: ['provider'] as const,
+    labelNames: ['provider'],
     registers: [registry],
   });
-  const refusals = new Counter({
+  const refusals = new LabelledCounter({
     name: 'sift_rate_limit_refusals_total',
     help: 'API requests refused by the limits: rate (burst or sustained window), quota (monthly searches), unavailable (limits not checkable).',
-    labelNames: ['reason'] as const,
+    labelNames: ['reason'],
     registers: [registry],
   });
   // Every reason present from the start (at 0), so rate() sees the first refusal.
-  for (const reason of ['rate', 'quota', 'unavailable'] as const) refusals.inc({ reason }, 0);
+  for (const reason of ['rate', 'quota', 'unavailable'] as const) refusals.child(reason);
 
   let app: FastifyInstance | undefined;
   const pool = () => app?.pool as (pg.Pool & { options?: { max?: number } }) | undefined;
@@ -188,15 +189,15 @@ export function createMetrics(): Metrics & {
     },
   });
 
-  // Child series by label values, so the hot path does no label hashing.
+  // The count and latency series of one label set, found together.
   const series = new Map<string, RequestSeries>();
   const upstreamSeries = new Map<string, RequestSeries>();
   function seriesOf(route: string, method: string, status: number): RequestSeries {
     const key = `${method} ${status} ${route}`;
     let s = series.get(key);
     if (!s) {
-      const labels = { route, method, status: String(status) };
-      s = { count: requests.labels(labels), latency: requestLatency.labels(labels) };
+      const labels = [route, method, String(status)];
+      s = { count: requests.child(...labels), latency: requestLatency.child(...labels) };
       series.set(key, s);
     }
     return s;
@@ -225,15 +226,17 @@ export function createMetrics(): Metrics & {
       s.latency.observe(reply.elapsedTime / 1000);
       if (status === 429 || status === 503) {
         const reason = refusalOf(request, status);
-        if (reason) refusals.inc({ reason });
+        if (reason) refusals.child(reason).inc();
       }
     },
     upstreamCall(provider, source, outcome, seconds) {
       const key = `${provider} ${source} ${outcome}`;
       let s = upstreamSeries.get(key);
       if (!s) {
-        const labels = { provider, source, outcome };
-        s = { count: upstreamCalls.labels(labels), latency: upstreamLatency.labels(labels) };
+        s = {
+          count: upstreamCalls.child(provider, source, outcome),
+          latency: upstreamLatency.child(provider, source, outcome),
+        };
         upstreamSeries.set(key, s);
       }
       s.count.inc();
@@ -249,8 +252,7 @@ export function createMetrics(): Metrics & {
             return fetch();
           });
           const provider = providerOfKey(key);
-          if (asked) cacheMisses.inc({ provider });
-          else cacheHits.inc({ provider });
+          (asked ? cacheMisses : cacheHits).child(provider).inc();
           return result;
         },
         has: (key) => cache.has(key),
@@ -280,8 +282,10 @@ export async function metricsPlugin(app: FastifyInstance, options: { metrics: Re
   metrics.bindApp(app);
   const token = app.config.METRICS_TOKEN;
 
-  app.addHook('onResponse', async (request, reply) => {
+  // A callback hook, not an async one: no promise per request.
+  app.addHook('onResponse', (request, reply, done) => {
     metrics.observeRequest(request, reply);
+    done();
   });
 
   app.get('/metrics', async (request, reply) => {
