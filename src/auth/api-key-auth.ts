@@ -33,8 +33,7 @@ export const UNAVAILABLE = 'Service temporarily unavailable.';
 interface KeyRow {
   keyId: number;
   prefix: string;
-  /** The stored SHA-256 of the secret, in lowercase hex (see secretMatches). */
-  secretHashHex: string;
+  secretHash: Buffer;
   revoked: boolean;
   userId: number;
   username: string;
@@ -144,7 +143,7 @@ export function createApiKeyAuthenticator(pool: pg.Pool, ttlMs = CACHE_TTL_MS): 
   function outcomeOf(cached: CachedKey, prefix: string, secret: string): AuthOutcome {
     refreshAhead(prefix, cached);
     const row = cached.row;
-    if (!row || row.revoked || !secretMatches(secret, row.secretHashHex)) return { kind: 'invalid' };
+    if (!row || row.revoked || !secretMatches(secret, row.secretHash)) return { kind: 'invalid' };
     if (!row.userActive) return { kind: 'disabled' };
     return {
       kind: 'ok',
@@ -203,7 +202,7 @@ async function loadKey(pool: pg.Pool, prefix: string): Promise<KeyRow | null> {
   return {
     keyId: Number(r.id),
     prefix,
-    secretHashHex: r.secret_hash.toString('hex'),
+    secretHash: r.secret_hash,
     revoked: r.revoked,
     userId: Number(r.user_id),
     username: r.username,

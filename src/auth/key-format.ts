@@ -1,4 +1,4 @@
-import { hash, randomBytes } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /*
  * The API key format: `svc_sk_<prefix>.<secret>`. The prefix is 8 lowercase
@@ -26,19 +26,18 @@ export function hashSecret(secret: string): Buffer {
   return hash('sha256', secret, 'buffer');
 }
 
+/** The presented secret's digest, decoded here on every check instead of into a new Buffer (see secretMatches). */
+const presentedDigest = Buffer.alloc(32);
+
 /**
- * Constant-time comparison of a presented secret with a stored hash, given as bytes or as their
- * lowercase hex (what the key cache keeps). The presented secret is hashed to hex: Node builds a
- * hex string about four times faster than a Buffer (0.35 against 1.5 µs), and this runs on every
- * API request.
+ * Constant-time comparison of a presented secret with a stored hash. The digest is computed as hex
+ * and decoded into a reused buffer: Node builds a hex string about four times faster than a Buffer
+ * (0.35 against 1.5 µs), and this runs on every API request. Synchronous, so the buffer is never shared.
  */
-export function secretMatches(secret: string, storedHash: Buffer | string): boolean {
-  const stored = typeof storedHash === 'string' ? storedHash : storedHash.toString('hex');
-  const presented = hash('sha256', secret, 'hex');
-  if (stored.length !== presented.length) return false;
-  let difference = 0;
-  for (let i = 0; i < presented.length; i++) difference |= presented.charCodeAt(i) ^ stored.charCodeAt(i);
-  return difference === 0;
+export function secretMatches(secret: string, storedHash: Buffer): boolean {
+  if (storedHash.length !== presentedDigest.length) return false;
+  presentedDigest.write(hash('sha256', secret, 'hex'), 'hex');
+  return timingSafeEqual(presentedDigest, storedHash);
 }
 
 /**
