@@ -31,8 +31,9 @@ const presentedDigest = Buffer.alloc(32);
 
 /**
  * Constant-time comparison of a presented secret with a stored hash. The digest is computed as hex
- * and decoded into a reused buffer: Node builds a hex string about four times faster than a Buffer
- * (0.35 against 1.5 µs), and this runs on every API request. Synchronous, so the buffer is never shared.
+ * and decoded into a reused buffer, because Node builds a hex string faster than a new Buffer (a
+ * whole check: 0.53 against 0.83 µs), and this runs on every API request. Synchronous, so the
+ * buffer is never shared.
  */
 export function secretMatches(secret: string, storedHash: Buffer): boolean {
   if (storedHash.length !== presentedDigest.length) return false;

@@ -14,11 +14,6 @@ import type { Registry } from 'prom-client';
 
 type Labels = Record<string, string>;
 
-interface Family<Child> {
-  /** The series for these label values, in labelNames order (created at zero on first use). */
-  child(...values: string[]): Child;
-}
-
 interface MetricOptions {
   name: string;
   help: string;
@@ -33,7 +28,7 @@ interface Sample {
   metricName?: string;
 }
 
-abstract class LabelledMetric<Child extends { labels: Labels }> implements Family<Child> {
+abstract class LabelledMetric<Child extends { labels: Labels }> {
   readonly name: string;
   readonly help: string;
   readonly aggregator = 'sum';
@@ -51,6 +46,7 @@ abstract class LabelledMetric<Child extends { labels: Labels }> implements Famil
   protected abstract create(labels: Labels): Child;
   protected abstract samples(child: Child): Sample[];
 
+  /** The series for these label values, in labelNames order (created at zero on first use). */
   child(...values: string[]): Child {
     const key = values.join('\u0000');
     let child = this.series.get(key);
