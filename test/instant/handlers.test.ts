@@ -421,6 +421,9 @@ const CASES: Case[] = [
   ['€20 to £', { type: 'currency', from_code: 'EUR', to_code: 'GBP', result_raw: 17.78 }],
   ['usd to eur exchange rate', { type: 'currency', from_code: 'USD', to_code: 'EUR' }],
   ['10 cad in inr', { type: 'currency', from_code: 'CAD', to_code: 'INR', result_raw: 618.52 }],
+  // an arrow or an equals sign as the connector, spaced or not
+  ['100 usd -> eur', { type: 'currency', from_code: 'USD', to_code: 'EUR', result_raw: 90 }],
+  ['100 usd=gbp', { type: 'currency', from_code: 'USD', to_code: 'GBP', result_raw: 80 }],
   // unit
   [
     '10 km to miles',
@@ -496,6 +499,8 @@ const CASES: Case[] = [
   ['8 bits to bytes', { type: 'unit', category: 'data', result: '1' }],
   ['km to mi', { type: 'unit', amount_raw: 1, result: '0.621371' }],
   ['1.5 m in ft', { type: 'unit', amount: '1.5', amount_raw: 1.5, result: '4.92126' }],
+  ['10km->mi', { type: 'unit', amount_raw: 10, result: '6.21371' }],
+  ['10 km → mi', { type: 'unit', amount_raw: 10, result: '6.21371' }],
   // base
   ['255 to hex', { type: 'base', dec: '255', hex: 'FF', bin: '11111111', oct: '377', value: 255 }],
   ['0xff', { type: 'base', dec: '255', value: 255 }],
@@ -542,6 +547,10 @@ const CASES: Case[] = [
   ['1000!/999!', { type: 'math', raw: 1000 }],
   ['0.5 * -4', { type: 'math', raw: -2 }],
   ['round(2.567, 2)', { type: 'math', raw: 2.57 }],
+  // plain digits and operators: the expression as typed, spaces around ^ dropped, commas still thousands separators
+  ['12 * 34 + 5', { type: 'math', expr: '12 * 34 + 5', raw: 413 }],
+  ['2 ^ 10', { type: 'math', expr: '2^10', raw: 1024 }],
+  ['1,000,000 / 4', { type: 'math', expr: '1000000 / 4', raw: 250000 }],
 ];
 
 /** Queries close to a trigger that are not one. */

@@ -20,20 +20,43 @@ export function leadingAmount(s: string): { amount: number; rest: string } | nul
   return { amount, rest: s.slice(text.length).trim() };
 }
 
+/** Connectors split into words, by first word (each list in the connectors' order): built once per connector list. */
+const connectorIndexes = new WeakMap<readonly string[], Map<string, string[][]>>();
+
+function connectorIndex(connectors: readonly string[]): Map<string, string[][]> {
+  let index = connectorIndexes.get(connectors);
+  if (!index) {
+    index = new Map();
+    for (const connector of connectors) {
+      const words = connector.split(' ');
+      const list = index.get(words[0]!) ?? [];
+      list.push(words);
+      index.set(words[0]!, list);
+    }
+    connectorIndexes.set(connectors, index);
+  }
+  return index;
+}
+
 /**
  * Every way to split `text` (words separated by single spaces) around one of
- * the connectors ("10 km to mi" → ["10 km", "mi"]), leftmost first.
+ * the connectors ("10 km to mi" → ["10 km", "mi"]), leftmost first (at one
+ * word, in the connectors' order). Most words start no connector: each is
+ * looked up once, not compared with every connector (a query that is no
+ * conversion is split by both the currency and the unit handlers).
  */
 export function splitsAround(text: string, connectors: readonly string[]): [left: string, right: string][] {
   const words = text.split(' ');
   const out: [string, string][] = [];
-  const conns = connectors.map((c) => c.split(' '));
+  const index = connectorIndex(connectors);
   for (let i = 1; i < words.length - 1; i++) {
-    for (const c of conns) {
+    const starting = index.get(words[i]!);
+    if (!starting) continue;
+    for (const c of starting) {
       if (i + c.length > words.length - 1) continue;
-      if (c.every((w, k) => words[i + k] === w)) {
-        out.push([words.slice(0, i).join(' '), words.slice(i + c.length).join(' ')]);
-      }
+      let k = 1;
+      while (k < c.length && words[i + k] === c[k]) k++;
+      if (k === c.length) out.push([words.slice(0, i).join(' '), words.slice(i + c.length).join(' ')]);
     }
   }
   return out;

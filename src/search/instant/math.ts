@@ -51,8 +51,12 @@ const float = (v: number): Value => {
 };
 const num = (x: Value): number => (x.int ? Number(x.v) : x.v);
 
+/** Integers below this need no counting of their bits (the usual case: a hex string per integer is not free). */
+const SMALL = 1n << 53n;
+
 function bitLength(v: bigint): number {
   const a = v < 0n ? -v : v;
+  if (a < SMALL) return a === 0n ? 0 : a.toString(2).length;
   return a === 0n ? 0 : a.toString(16).length * 4;
 }
 
@@ -472,6 +476,10 @@ export function toExpression(q: string): string {
   let s = q.trim();
   s = afterPrefix(s) ?? s;
   s = s.replace(/\s*=\s*\??$/, '').replace(/\?$/, '');
+  // The usual query is plain ASCII digits and operators ("12 * 34 + 5"): the replaces below could
+  // change nothing in it (the symbols are not ASCII, every spelled-out operator has a letter, and
+  // a comma may be a thousands separator).
+  if (!/[^\d\s+\-*/^%!().]/.test(s)) return collapse(s);
   s = s
     .replace(/[×✕⋅·]/g, '*')
     .replace(/[÷∕]/g, '/')
@@ -486,6 +494,11 @@ export function toExpression(q: string): string {
   s = s.replace(/(\d|\))\s*x\s*(?=[\d(.])/gi, '$1*');
   // thousands separators, when there is no function call whose arguments commas could separate
   if (!/[a-z]\s*\(/i.test(s)) s = s.replace(/(?<=\d),(?=\d{3}(?!\d))/g, '');
+  return collapse(s);
+}
+
+/** Single spaces, none around `^`, none at either end. */
+function collapse(s: string): string {
   return s
     .replace(/\s+/g, ' ')
     .replace(/\s*\^\s*/g, '^')

@@ -137,8 +137,14 @@ export function unquote(s: string): string {
   return t;
 }
 
+/** Words separated by single spaces, none at either end. */
+const SINGLE_SPACED = /^\S+(?: \S+)*$/;
+
 /** A conversion query with its arrow or equals sign spaced (`->`, `→` written as `->`, `=`) and runs of space collapsed. */
 export function spaceArrows(text: string): string {
+  // The usual query (normalised, no arrow or equals sign) is returned as it is: three replaces that
+  // change nothing cost more than the rest of a rejection (currency and units both ask).
+  if (!text.includes('=') && !text.includes('→') && !text.includes('->') && SINGLE_SPACED.test(text)) return text;
   return text
     .replace(/\s*(->|→|=)\s*/g, ' $1 ')
     .replace(/→/g, '->')

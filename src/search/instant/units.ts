@@ -82,6 +82,20 @@ export function convert(amount: number, from: UnitDef, to: UnitDef): number {
   return (base - (to.offset ?? 0)) / to.factor;
 }
 
+/** Each category's units as the payload lists them: built once, shared by every answer (serialised, never changed). */
+const PAYLOAD_UNITS = new Map(
+  CATEGORIES.map((category) => [
+    category,
+    category.units.map((unit) => ({
+      key: unit.key,
+      symbol: unit.symbol,
+      label: unit.label,
+      factor: unit.factor,
+      offset: unit.offset ?? 0,
+    })),
+  ]),
+);
+
 function describe(amount: number, f: Candidate, t: Candidate): AnswerFields | null {
   const value = convert(amount, f.unit, t.unit);
   if (!Number.isFinite(value)) return null;
@@ -101,13 +115,7 @@ function describe(amount: number, f: Candidate, t: Candidate): AnswerFields | nu
       from: f.unit.key,
       to: t.unit.key,
       base: category.base,
-      units: category.units.map((unit) => ({
-        key: unit.key,
-        symbol: unit.symbol,
-        label: unit.label,
-        factor: unit.factor,
-        offset: unit.offset ?? 0,
-      })),
+      units: PAYLOAD_UNITS.get(category)!,
     },
   };
 }
