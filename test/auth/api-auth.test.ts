@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { createApiKeyAuthenticator } from '../../src/auth/api-key-auth.js';
+import { createApiKeyAuthenticator, createLastUsedRecorder } from '../../src/auth/api-key-auth.js';
 import { issueApiKey, revokeApiKey } from '../../src/auth/api-keys.js';
 import { createUser, setUserActive } from '../../src/auth/users.js';
 import { createPool } from '../../src/db/pool.js';
@@ -167,6 +167,29 @@ describe('API key authentication on /api/v1/', () => {
     expect(new Date(described.json().last_used_at).getTime()).toBe(first);
   });
 
+  it('writes last_used_at for the keys used within a second in one statement, and what waits on flush', async () => {
+    const keys = await Promise.all([1, 2, 3].map((i) => issueApiKey(db.pool, alice.id, `batch ${i}`)));
+    const { pool: counting, queries } = countingQueries(db.pool);
+    const recorder = createLastUsedRecorder(counting, (err) => {
+      throw err;
+    });
+    const lastUsed = async () =>
+      (
+        await db.pool.query('SELECT last_used_at FROM api_keys WHERE id = ANY($1::bigint[]) ORDER BY id', [
+          keys.map((k) => k.id),
+        ])
+      ).rows.map((r) => r.last_used_at as Date | null);
+    for (const k of keys.slice(0, 2)) recorder.touch(k.id);
+    recorder.touch(keys[0]!.id);
+    expect(queries()).toBe(0);
+    await expect.poll(lastUsed, { timeout: 3000 }).toEqual([expect.any(Date), expect.any(Date), null]);
+    expect(queries()).toBe(1);
+    recorder.touch(keys[2]!.id);
+    await recorder.flush();
+    expect(queries()).toBe(2);
+    expect(await lastUsed()).toEqual([expect.any(Date), expect.any(Date), expect.any(Date)]);
+  });
+
   it('never loads a session or sets a cookie on API requests', async () => {
     const res = await get('/api/v1/', { authorization: `Api-Key ${key}`, cookie: 'sift_session=forged.value' });
     expect(res.statusCode).toBe(200);
@@ -271,11 +294,41 @@ describe('key lookups refreshed ahead of expiry', () => {
       await new Promise((r) => setTimeout(r, 250));
       expect((await authenticator.authenticate(issued.key)).kind).toBe('ok');
     }
+    // The last use's read waits a twentieth of the entry life for other keys to share its statement.
+    await new Promise((r) => setTimeout(r, 50));
     expect(queries()).toBe(7);
     // The background reads kept the entry alive: revoked now, the key stops within one entry life.
     await revokeApiKey(db.pool, issued.id);
     await new Promise((r) => setTimeout(r, 450));
     expect((await authenticator.authenticate(issued.key)).kind).toBe('invalid');
+  });
+
+  it('reads the keys due for a background read together, in one statement, each row to its own key', async () => {
+    const user = await createUser(db.pool, { username: 'ivy' });
+    const other = await createUser(db.pool, { username: 'jake' });
+    const issued = [
+      ...(await Promise.all([1, 2, 3].map(() => issueApiKey(db.pool, user.id)))),
+      await issueApiKey(db.pool, other.id),
+    ];
+    const { pool: counting, queries } = countingQueries(db.pool);
+    const authenticator = createApiKeyAuthenticator(counting, 400);
+    for (const k of issued) expect((await authenticator.authenticate(k.key)).kind).toBe('ok');
+    expect(queries()).toBe(4);
+    await new Promise((r) => setTimeout(r, 250));
+    // Changed since they were cached: one revoked, the other's owner disabled.
+    await revokeApiKey(db.pool, issued[1]!.id);
+    await setUserActive(db.pool, other.id, false);
+    // Past half their life: every use answers from the cache and queues its key for the one read.
+    for (const k of issued) expect((await authenticator.authenticate(k.key)).kind).toBe('ok');
+    await new Promise((r) => setTimeout(r, 60));
+    expect(queries()).toBe(5);
+    expect(await Promise.all(issued.map(async (k) => (await authenticator.authenticate(k.key)).kind))).toEqual([
+      'ok',
+      'invalid',
+      'ok',
+      'disabled',
+    ]);
+    expect(queries()).toBe(5);
   });
 
   it('never brings back a row forgotten while its background read was in flight', async () => {
