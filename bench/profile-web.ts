@@ -1,7 +1,7 @@
 /*
  * Ad-hoc profiling helper: Sift (dist/) under load (web search by default) against every upstream's fake.
  * PROF=1 writes a V8 CPU profile to bench/results/ (open it in Chrome DevTools).
- * C=<connections> (default 100), KEYS=<API keys the load rotates over> (default 500), D=<seconds> (default 10), LL=<log level> (default info),
+ * W=<WORKERS> (default 1), C=<connections> (default 100), KEYS=<API keys the load rotates over> (default 500), D=<seconds> (default 10), LL=<log level> (default info),
  * FLOOR=1 puts the fan-out floor (bench/floor-fanout.ts) under the same load instead of Sift.
  * SIFT_LOG=<file for Sift's stdout> (default: discarded), SIFT_NODE_OPTIONS=<NODE_OPTIONS for Sift only>, SIFT_NODE_ARGS=<node flags for Sift only>,
  * P=<path and query up to the query text> (default /api/v1/web/?q=prof+; e.g. /api/v1/suggest/?q=prof+), the
@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { openSync } from 'node:fs';
 import path from 'node:path';
-import { cpuMsOf, postgresCpuMs } from './proc.js';
+import { childPids, cpuMsOf, postgresCpuMs } from './proc.js';
 import autocannon from 'autocannon';
 import { startAllFakes } from '../test/fakes/all.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
@@ -46,7 +46,7 @@ const child = floor
           ...process.env,
           ...fakes.env,
           DATABASE_URL: pg.url,
-          WORKERS: '1',
+          WORKERS: process.env.W ?? '1',
           PORT: '8345',
           HOST: '127.0.0.1',
           PROBE_INTERVAL_SECONDS: '0',
@@ -78,7 +78,8 @@ const pathFor = (i: number): string => {
 };
 let n = 0,
   k = 0;
-const cpuMs = (): number => cpuMsOf(child.pid!);
+// W=<workers>: the whole server's CPU, the primary's and its workers'.
+const cpuMs = (): number => [child.pid!, ...childPids(child.pid!)].reduce((n, p) => n + cpuMsOf(p), 0);
 const pgCpuMs = postgresCpuMs;
 const load = (duration: number) =>
   autocannon({

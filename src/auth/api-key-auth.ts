@@ -219,7 +219,8 @@ interface KeyRecord {
   is_active: boolean;
 }
 
-const KEY_COLUMNS = `k.id, k.prefix, k.secret_hash, k.revoked_at IS NOT NULL AS revoked, k.user_id, u.username, u.is_active
+/** A key row's columns and the join they come from (each caller adds its WHERE). */
+const KEY_ROWS = `k.id, k.prefix, k.secret_hash, k.revoked_at IS NOT NULL AS revoked, k.user_id, u.username, u.is_active
        FROM api_keys k JOIN users u ON u.id = k.user_id`;
 
 function keyRow(r: KeyRecord): KeyRow {
@@ -237,7 +238,7 @@ function keyRow(r: KeyRecord): KeyRow {
 async function loadKey(pool: pg.Pool, prefix: string): Promise<KeyRow | null> {
   const { rows } = await pool.query<KeyRecord>(
     // On every cache miss's path: a database that does not answer is a 503 within the bound, not a hang.
-    withQueryTimeout({ text: `SELECT ${KEY_COLUMNS} WHERE k.prefix = $1`, values: [prefix] }, HOT_QUERY_TIMEOUT_MS),
+    withQueryTimeout({ text: `SELECT ${KEY_ROWS} WHERE k.prefix = $1`, values: [prefix] }, HOT_QUERY_TIMEOUT_MS),
   );
   return rows[0] ? keyRow(rows[0]) : null;
 }
@@ -246,7 +247,7 @@ async function loadKey(pool: pg.Pool, prefix: string): Promise<KeyRow | null> {
 async function loadKeys(pool: pg.Pool, prefixes: string[]): Promise<Map<string, KeyRow>> {
   const { rows } = await pool.query<KeyRecord>(
     withQueryTimeout(
-      { text: `SELECT ${KEY_COLUMNS} WHERE k.prefix = ANY($1)`, values: [prefixes] },
+      { text: `SELECT ${KEY_ROWS} WHERE k.prefix = ANY($1)`, values: [prefixes] },
       HOT_QUERY_TIMEOUT_MS,
     ),
   );

@@ -1,0 +1,119 @@
+/*
+ * A/B helper for one change: two Sifts (A and B) on one database and one set of fakes, measured in
+ * alternating rounds under the same load, so that the machine's drift falls on both sides alike;
+ * prints each round and the median throughput and CPU per request (user + system, schedstat) of each.
+ *
+ *   A_DIST / B_DIST    the build each side runs (default dist; e.g. a copy of dist from before a change,
+ *                      kept inside the project so that it finds node_modules)
+ *   A_ARGS / B_ARGS    node flags of each side (e.g. B_ARGS=--max-semi-space-size=32)
+ *   A_ENV / B_ENV      extra environment of each side, as JSON
+ *   P=<path up to the query text> (default /api/v1/suggest/?q=ab+; `{n}` is the request counter),
+ *   C=<connections> (100), KEYS=<API keys the load rotates over> (1000), D=<seconds a round> (5), ROUNDS (6)
+ *
+ * Not part of `npm run bench`: a developer's tool to decide whether a change helps.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { issueApiKey } from '../src/auth/api-keys.js';
+import { createUser } from '../src/auth/users.js';
+import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { migrate } from '../src/db/migrate.js';
+import { createPool } from '../src/db/pool.js';
+import { startAllFakes } from '../test/fakes/all.js';
+import { cpuMsOf } from './proc.js';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const fakes = await startAllFakes({ latencyMs: 50 });
+const pg = await startEmbeddedPostgres({ dataDir: 'bench/results/ab-data' });
+const pool = createPool(pg.url);
+await migrate(pool);
+const user = await createUser(pool, { username: `ab${Date.now()}` });
+const keys: string[] = [];
+for (let i = 0; i < Number(process.env.KEYS ?? 1000); i++) keys.push((await issueApiKey(pool, user.id)).key);
+await pool.end();
+
+interface Side {
+  name: string;
+  child: ChildProcess;
+  url: string;
+  rounds: { rps: number; cpuMsPerRequest: number }[];
+}
+
+async function startSide(name: 'A' | 'B', port: number): Promise<Side> {
+  const dist = process.env[`${name}_DIST`] ?? 'dist';
+  const args = (process.env[`${name}_ARGS`] ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...args, `${dist}/server.js`], {
+    cwd: root,
+    env: {
+      ...process.env,
+      ...fakes.env,
+      DATABASE_URL: pg.url,
+      WORKERS: '1',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PROBE_INTERVAL_SECONDS: '0',
+      LOG_LEVEL: 'info',
+      API_THROTTLE_BURST: '100000000/min',
+      API_THROTTLE_SUSTAINED: '1000000000/day',
+      ...JSON.parse(process.env[`${name}_ENV`] ?? '{}'),
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/up`)).ok) break;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { name, child, url, rounds: [] };
+}
+
+const base = process.env.P ?? '/api/v1/suggest/?q=ab+';
+let n = 0;
+let k = 0;
+const load = (url: string, duration: number) =>
+  autocannon({
+    url,
+    connections: Number(process.env.C ?? 100),
+    duration,
+    requests: [
+      {
+        method: 'GET',
+        setupRequest: (req: autocannon.Request) => ({
+          ...req,
+          path: base.includes('{n}') ? base.replaceAll('{n}', String(++n)) : `${base}${++n}`,
+          headers: { authorization: `Api-Key ${keys[k++ % keys.length]}` },
+        }),
+      },
+    ],
+  });
+
+const sides = [await startSide('A', 8351), await startSide('B', 8352)];
+for (const side of sides) await load(side.url, 3); // warm-up: JIT, key cache, upstream connections
+const rounds = Number(process.env.ROUNDS ?? 6);
+for (let round = 0; round < rounds; round++) {
+  // A-B, B-A, …: neither side always goes first.
+  for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+    const cpu0 = cpuMsOf(side.child.pid!);
+    const r = await load(side.url, Number(process.env.D ?? 5));
+    const cpu = cpuMsOf(side.child.pid!) - cpu0;
+    side.rounds.push({ rps: r.requests.average, cpuMsPerRequest: cpu / r.requests.total });
+    console.log(
+      `round ${round + 1} ${side.name}: ${r.requests.average.toFixed(0)} req/s, ${(cpu / r.requests.total).toFixed(4)} CPU ms/req, non-2xx ${r.non2xx}`,
+    );
+  }
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const [a, b] = sides.map((s) => ({
+  rps: median(s.rounds.map((r) => r.rps)),
+  cpu: median(s.rounds.map((r) => r.cpuMsPerRequest)),
+}));
+console.log(
+  `median A: ${a!.rps.toFixed(0)} req/s, ${a!.cpu.toFixed(4)} CPU ms/req; B: ${b!.rps.toFixed(0)} req/s, ${b!.cpu.toFixed(4)} CPU ms/req; B/A throughput ${(b!.rps / a!.rps).toFixed(3)}, CPU ${(b!.cpu / a!.cpu).toFixed(3)}`,
+);
+for (const side of sides) side.child.kill('SIGTERM');
+await Promise.all(sides.map((s) => new Promise((r) => s.child.on('exit', r))));
+await fakes.close();
+await pg.stop();
