@@ -31,7 +31,7 @@ const REFRESH_BATCH_MS = 250;
 /** The most keys one background read asks for. */
 const MAX_REFRESH_BATCH = 500;
 const LAST_USED_INTERVAL_MS = 60_000;
-/** How long a key's last-used write waits for others to share its statement. */
+/** After a last-used write, how long the keys used next wait to share one statement. */
 const LAST_USED_BATCH_MS = 1000;
 
 export const NOT_PROVIDED = 'Authentication credentials were not provided.';
@@ -246,10 +246,7 @@ async function loadKey(pool: pg.Pool, prefix: string): Promise<KeyRow | null> {
 /** The rows of several keys at once, by prefix (a prefix without a row is absent). */
 async function loadKeys(pool: pg.Pool, prefixes: string[]): Promise<Map<string, KeyRow>> {
   const { rows } = await pool.query<KeyRecord>(
-    withQueryTimeout(
-      { text: `SELECT ${KEY_ROWS} WHERE k.prefix = ANY($1)`, values: [prefixes] },
-      HOT_QUERY_TIMEOUT_MS,
-    ),
+    withQueryTimeout({ text: `SELECT ${KEY_ROWS} WHERE k.prefix = ANY($1)`, values: [prefixes] }, HOT_QUERY_TIMEOUT_MS),
   );
   return new Map(rows.map((r) => [r.prefix, keyRow(r)]));
 }
@@ -268,19 +265,26 @@ export function authenticatorFor(pool: pg.Pool): ApiKeyAuthenticator {
 
 /**
  * Writes `last_used_at` at most once a minute per key, never on the response
- * path: the keys touched within LAST_USED_BATCH_MS share one statement.
- * Failures are logged and forgotten. `flush()` writes what waits and waits
- * for the writes in flight.
+ * path. A key's first use after a quiet second is written at once (the key's
+ * page and GET /api/v1/key/ show it right after); the keys first used while
+ * that write's LAST_USED_BATCH_MS window is open share one statement when it
+ * closes, so a busy instance writes about once a second whatever its number
+ * of keys. Failures are logged and forgotten. `flush()` writes what waits and
+ * waits for the writes in flight.
  */
 export function createLastUsedRecorder(pool: pg.Pool, onError: (err: unknown) => void) {
   /** When each key's last write was asked for (performance.now()): one look-up per request, no LRU bookkeeping. */
   const written = new Map<number, number>();
+  /** Keys to write when the open window closes. */
   const waiting = new Set<number>();
-  let timer: NodeJS.Timeout | null = null;
+  /** Set while a window is open: a write went less than LAST_USED_BATCH_MS ago. */
+  let window: NodeJS.Timeout | null = null;
   const inFlight = new Set<Promise<void>>();
+
+  /** Writes the waiting keys now and opens a window; with none waiting, the window stays shut. */
   function write(): void {
-    if (timer) clearTimeout(timer);
-    timer = null;
+    if (window) clearTimeout(window);
+    window = null;
     if (waiting.size === 0) return;
     const ids = [...waiting];
     waiting.clear();
@@ -296,7 +300,10 @@ export function createLastUsedRecorder(pool: pg.Pool, onError: (err: unknown) =>
       )
       .finally(() => inFlight.delete(sent));
     inFlight.add(sent);
+    window = setTimeout(write, LAST_USED_BATCH_MS);
+    window.unref();
   }
+
   return {
     touch(keyId: number): void {
       const now = performance.now();
@@ -306,10 +313,7 @@ export function createLastUsedRecorder(pool: pg.Pool, onError: (err: unknown) =>
       if (written.size >= CACHE_MAX_ENTRIES) written.clear();
       written.set(keyId, now);
       waiting.add(keyId);
-      if (!timer) {
-        timer = setTimeout(write, LAST_USED_BATCH_MS);
-        timer.unref();
-      }
+      if (!window) write();
     },
     async flush(): Promise<void> {
       write();

@@ -167,27 +167,36 @@ describe('API key authentication on /api/v1/', () => {
     expect(new Date(described.json().last_used_at).getTime()).toBe(first);
   });
 
-  it('writes last_used_at for the keys used within a second in one statement, and what waits on flush', async () => {
-    const keys = await Promise.all([1, 2, 3].map((i) => issueApiKey(db.pool, alice.id, `batch ${i}`)));
+  it('writes a first use at once, and the keys first used in the second after it together in one statement', async () => {
+    const keys: Awaited<ReturnType<typeof issueApiKey>>[] = [];
+    for (const i of [1, 2, 3, 4]) keys.push(await issueApiKey(db.pool, alice.id, `batch ${i}`));
     const { pool: counting, queries } = countingQueries(db.pool);
     const recorder = createLastUsedRecorder(counting, (err) => {
       throw err;
     });
-    const lastUsed = async () =>
-      (
-        await db.pool.query('SELECT last_used_at FROM api_keys WHERE id = ANY($1::bigint[]) ORDER BY id', [
-          keys.map((k) => k.id),
-        ])
-      ).rows.map((r) => r.last_used_at as Date | null);
-    for (const k of keys.slice(0, 2)) recorder.touch(k.id);
+    /** Whether each key (in `keys` order) has a last_used_at. */
+    const lastUsed = async () => {
+      const { rows } = await db.pool.query('SELECT id, last_used_at FROM api_keys WHERE id = ANY($1::bigint[])', [
+        keys.map((k) => k.id),
+      ]);
+      const used = new Map(rows.map((r) => [Number(r.id), r.last_used_at !== null]));
+      return keys.map((k) => used.get(Number(k.id)));
+    };
     recorder.touch(keys[0]!.id);
-    expect(queries()).toBe(0);
-    await expect.poll(lastUsed, { timeout: 3000 }).toEqual([expect.any(Date), expect.any(Date), null]);
     expect(queries()).toBe(1);
+    await expect.poll(lastUsed, { timeout: 500 }).toEqual([true, false, false, false]);
+    // Within the second after that write: waiting, then written together.
+    recorder.touch(keys[1]!.id);
     recorder.touch(keys[2]!.id);
-    await recorder.flush();
+    recorder.touch(keys[0]!.id);
+    expect(queries()).toBe(1);
+    await expect.poll(lastUsed, { timeout: 3000 }).toEqual([true, true, true, false]);
     expect(queries()).toBe(2);
-    expect(await lastUsed()).toEqual([expect.any(Date), expect.any(Date), expect.any(Date)]);
+    // A flush writes what waits without waiting for the window to close.
+    recorder.touch(keys[3]!.id);
+    await recorder.flush();
+    expect(queries()).toBe(3);
+    expect(await lastUsed()).toEqual([true, true, true, true]);
   });
 
   it('never loads a session or sets a cookie on API requests', async () => {
