@@ -14,7 +14,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import autocannon from 'autocannon';
 import { issueApiKey } from '../src/auth/api-keys.js';
 import { createUser } from '../src/auth/users.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
@@ -22,6 +21,7 @@ import { migrate } from '../src/db/migrate.js';
 import { createPool } from '../src/db/pool.js';
 import { startAllFakes } from '../test/fakes/all.js';
 import { cpuMsOf } from './proc.js';
+import { rotatingLoad } from './rotating-load.js';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const fakes = await startAllFakes({ latencyMs: 50 });
@@ -71,24 +71,11 @@ async function startSide(name: 'A' | 'B', port: number): Promise<Side> {
 }
 
 const base = process.env.P ?? '/api/v1/suggest/?q=ab+';
-let n = 0;
-let k = 0;
-const load = (url: string, duration: number) =>
-  autocannon({
-    url,
-    connections: Number(process.env.C ?? 100),
-    duration,
-    requests: [
-      {
-        method: 'GET',
-        setupRequest: (req: autocannon.Request) => ({
-          ...req,
-          path: base.includes('{n}') ? base.replaceAll('{n}', String(++n)) : `${base}${++n}`,
-          headers: { authorization: `Api-Key ${keys[k++ % keys.length]}` },
-        }),
-      },
-    ],
-  });
+const load = rotatingLoad({
+  connections: Number(process.env.C ?? 100),
+  path: (i) => (base.includes('{n}') ? base.replaceAll('{n}', String(i)) : `${base}${i}`),
+  keys,
+});
 
 const sides = [await startSide('A', 8351), await startSide('B', 8352)];
 for (const side of sides) await load(side.url, 3); // warm-up: JIT, key cache, upstream connections

@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { openSync } from 'node:fs';
 import path from 'node:path';
 import { childPids, cpuMsOf, postgresCpuMs } from './proc.js';
-import autocannon from 'autocannon';
+import { rotatingLoad } from './rotating-load.js';
 import { startAllFakes } from '../test/fakes/all.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { createPool } from '../src/db/pool.js';
@@ -76,27 +76,11 @@ const pathFor = (i: number): string => {
   const p = paths[i % paths.length]!;
   return p.includes('{n}') ? p.replaceAll('{n}', String(i)) : `${p}${i}`;
 };
-let n = 0,
-  k = 0;
 // W=<workers>: the whole server's CPU, the primary's and its workers'.
 const cpuMs = (): number => [child.pid!, ...childPids(child.pid!)].reduce((n, p) => n + cpuMsOf(p), 0);
 const pgCpuMs = postgresCpuMs;
-const load = (duration: number) =>
-  autocannon({
-    url: base,
-    connections: Number(process.env.C ?? 100),
-    duration,
-    requests: [
-      {
-        method: 'GET',
-        setupRequest: (req: autocannon.Request) => ({
-          ...req,
-          path: pathFor(++n),
-          headers: { authorization: `Api-Key ${keys[k++ % keys.length]}` },
-        }),
-      },
-    ],
-  });
+const generate = rotatingLoad({ connections: Number(process.env.C ?? 100), path: pathFor, keys });
+const load = (duration: number) => generate(base, duration);
 const warm = await load(3); // warm-up
 /** Transactions committed by the whole database cluster (Sift's statements, one transaction each). */
 const commits = async (): Promise<number> => {
