@@ -51,12 +51,8 @@ const float = (v: number): Value => {
 };
 const num = (x: Value): number => (x.int ? Number(x.v) : x.v);
 
-/** Integers below this need no counting of their bits (the usual case: a hex string per integer is not free). */
-const SMALL = 1n << 53n;
-
 function bitLength(v: bigint): number {
   const a = v < 0n ? -v : v;
-  if (a < SMALL) return a === 0n ? 0 : a.toString(2).length;
   return a === 0n ? 0 : a.toString(16).length * 4;
 }
 
