@@ -10,6 +10,7 @@ import { registerWebSessions } from './auth/web-session.js';
 import type { Peers } from './cluster.js';
 import { type Lifecycle, createLifecycle } from './lifecycle.js';
 import { loggerOptions } from './logging.js';
+import { createTurnBatch } from './turn-batch.js';
 import { SiftLogController } from './request-log-controller.js';
 import { alertsPlugin } from './alerts/plugin.js';
 import { loadMcpSdk, mcpRoutes } from './mcp/plugin.js';
@@ -126,9 +127,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('preClose', async () => {
     closing = true;
   });
+  // Responses are written together at the end of the event loop's turn (turn-batch.ts says why).
+  const atTurnEnd = createTurnBatch((err) => app.log.error({ err }, 'writing a response failed'));
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('Connection', 'close');
-    done(null, payload);
+    atTurnEnd(() => {
+      // What the rest of the send throws goes to the error handler, as it would from within the hook.
+      try {
+        done(null, payload);
+      } catch (err) {
+        done(err as Error);
+      }
+    });
   });
 
   app.addHook('onClose', async () => {
