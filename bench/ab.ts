@@ -5,7 +5,7 @@
  *
  *   A_DIST / B_DIST    the build each side runs (default dist; e.g. a copy of dist from before a change,
  *                      kept inside the project so that it finds node_modules)
- *   A_ARGS / B_ARGS    node flags of each side (e.g. B_ARGS=--max-semi-space-size=32)
+ *   A_ARGS / B_ARGS    node flags of each side, after bin/sift-server's (e.g. B_ARGS=--max-semi-space-size=64)
  *   A_ENV / B_ENV      extra environment of each side, as JSON
  *   P=<path up to the query text> (default /api/v1/suggest/?q=ab+; `{n}` is the request counter),
  *   C=<connections> (100), KEYS=<API keys the load rotates over> (1000), D=<seconds a round> (5), ROUNDS (6)
@@ -13,6 +13,7 @@
  * Not part of `npm run bench`: a developer's tool to decide whether a change helps.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { issueApiKey } from '../src/auth/api-keys.js';
 import { createUser } from '../src/auth/users.js';
@@ -20,7 +21,7 @@ import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPool } from '../src/db/pool.js';
 import { startAllFakes } from '../test/fakes/all.js';
-import { cpuMsOf } from './proc.js';
+import { cpuMsOf, serverNodeFlags } from './proc.js';
 import { rotatingLoad } from './rotating-load.js';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -43,7 +44,7 @@ interface Side {
 async function startSide(name: 'A' | 'B', port: number): Promise<Side> {
   const dist = process.env[`${name}_DIST`] ?? 'dist';
   const args = (process.env[`${name}_ARGS`] ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...args, `${dist}/server.js`], {
+  const child = spawn(process.execPath, [...serverNodeFlags(root), ...args, `${dist}/server.js`], {
     cwd: root,
     env: {
       ...process.env,
@@ -100,6 +101,10 @@ const [a, b] = sides.map((s) => ({
 console.log(
   `median A: ${a!.rps.toFixed(0)} req/s, ${a!.cpu.toFixed(4)} CPU ms/req; B: ${b!.rps.toFixed(0)} req/s, ${b!.cpu.toFixed(4)} CPU ms/req; B/A throughput ${(b!.rps / a!.rps).toFixed(3)}, CPU ${(b!.cpu / a!.cpu).toFixed(3)}`,
 );
+// Peak resident memory of each side over the whole run (VmHWM), for changes that trade memory for CPU.
+const peakRssMb = (pid: number) =>
+  Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmHWM:\s+(\d+)/)?.[1] ?? 0) / 1024;
+console.log(sides.map((s) => `${s.name} peak RSS ${peakRssMb(s.child.pid!).toFixed(1)} MB`).join('; '));
 for (const side of sides) side.child.kill('SIGTERM');
 await Promise.all(sides.map((s) => new Promise((r) => s.child.on('exit', r))));
 await fakes.close();

@@ -103,3 +103,14 @@ export function childPids(pid: number): number[] {
   }
   return out;
 }
+
+/**
+ * The Node flags `bin/sift-server` starts Sift with (its V8 heap sizes), for the tools that start
+ * `dist/server.js` themselves (ab.ts, profile-web.ts), so that they measure Sift as it runs.
+ */
+export function serverNodeFlags(root: string): string[] {
+  const script = readFileSync(`${root}/bin/sift-server`, 'utf8');
+  const line = script.match(/^exec node (.*) dist\/server\.js/m);
+  if (!line) throw new Error('bin/sift-server: no `exec node … dist/server.js` line to take the flags from');
+  return line[1]!.split(' ').filter(Boolean);
+}

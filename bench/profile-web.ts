@@ -3,7 +3,7 @@
  * PROF=1 writes a V8 CPU profile to bench/results/ (open it in Chrome DevTools).
  * W=<WORKERS> (default 1), C=<connections> (default 100), KEYS=<API keys the load rotates over> (default 500), D=<seconds> (default 10), LL=<log level> (default info),
  * FLOOR=1 puts the fan-out floor (bench/floor-fanout.ts) under the same load instead of Sift.
- * SIFT_LOG=<file for Sift's stdout> (default: discarded), SIFT_NODE_OPTIONS=<NODE_OPTIONS for Sift only>, SIFT_NODE_ARGS=<node flags for Sift only>,
+ * SIFT_LOG=<file for Sift's stdout> (default: discarded), SIFT_NODE_OPTIONS=<NODE_OPTIONS for Sift only>, SIFT_NODE_ARGS=<node flags of the server under load, Sift or the floor>,
  * P=<path and query up to the query text> (default /api/v1/web/?q=prof+; e.g. /api/v1/suggest/?q=prof+), the
  * request counter appended, or put where P says {n}; several paths separated by spaces are taken in turn
  * (P='/api/v1/instant/?q={n}+km+in+miles /api/v1/instant/?q=md5+hello+{n}').
@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { openSync } from 'node:fs';
 import path from 'node:path';
-import { childPids, cpuMsOf, postgresCpuMs } from './proc.js';
+import { childPids, cpuMsOf, postgresCpuMs, serverNodeFlags } from './proc.js';
 import { rotatingLoad } from './rotating-load.js';
 import { startAllFakes } from '../test/fakes/all.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
@@ -30,32 +30,34 @@ for (let i = 0; i < Number(process.env.KEYS ?? 500); i++) keys.push((await issue
 await pool.end();
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const profFlags = process.env.PROF ? ['--cpu-prof', '--cpu-prof-dir=bench/results'] : [];
+// Node flags of the server under load, Sift's or the floor's (e.g. --perf-basic-prof for `perf`).
+const nodeArgs = (process.env.SIFT_NODE_ARGS ?? '').split(' ').filter(Boolean);
 // FLOOR=1: the fan-out floor (bench/floor-fanout.ts) instead of Sift, under the same load.
 const floor = Boolean(process.env.FLOOR);
 const child = floor
-  ? spawn(process.execPath, [...profFlags, '--import', 'tsx', 'bench/floor-fanout.ts', JSON.stringify(fakes.env)], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-  : spawn(
+  ? spawn(
       process.execPath,
-      [...profFlags, ...(process.env.SIFT_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/server.js'],
+      [...profFlags, ...nodeArgs, '--import', 'tsx', 'bench/floor-fanout.ts', JSON.stringify(fakes.env)],
       {
         cwd: root,
-        env: {
-          ...process.env,
-          ...fakes.env,
-          DATABASE_URL: pg.url,
-          WORKERS: process.env.W ?? '1',
-          PORT: '8345',
-          HOST: '127.0.0.1',
-          PROBE_INTERVAL_SECONDS: '0',
-          LOG_LEVEL: process.env.LL ?? 'info',
-          NODE_OPTIONS: process.env.SIFT_NODE_OPTIONS ?? '',
-        },
-        stdio: ['ignore', process.env.SIFT_LOG ? openSync(process.env.SIFT_LOG, 'w') : 'ignore', 'inherit'],
+        stdio: ['ignore', 'pipe', 'inherit'],
       },
-    );
+    )
+  : spawn(process.execPath, [...profFlags, ...serverNodeFlags(root), ...nodeArgs, 'dist/server.js'], {
+      cwd: root,
+      env: {
+        ...process.env,
+        ...fakes.env,
+        DATABASE_URL: pg.url,
+        WORKERS: process.env.W ?? '1',
+        PORT: '8345',
+        HOST: '127.0.0.1',
+        PROBE_INTERVAL_SECONDS: '0',
+        LOG_LEVEL: process.env.LL ?? 'info',
+        NODE_OPTIONS: process.env.SIFT_NODE_OPTIONS ?? '',
+      },
+      stdio: ['ignore', process.env.SIFT_LOG ? openSync(process.env.SIFT_LOG, 'w') : 'ignore', 'inherit'],
+    });
 const base = floor
   ? await new Promise<string>((resolve) => {
       let buf = '';
