@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyServerOptions,
+} from 'fastify';
 import fastifyCors from '@fastify/cors';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyHelmet from '@fastify/helmet';
@@ -11,10 +17,13 @@ import type { Peers } from './cluster.js';
 import { type Lifecycle, createLifecycle } from './lifecycle.js';
 import { loggerOptions } from './logging.js';
 import { createTurnBatch } from './turn-batch.js';
+import { lazySchemaController } from './lazy-schema-compilers.js';
 import { SiftLogController } from './request-log-controller.js';
 import { alertsPlugin } from './alerts/plugin.js';
 import { loadMcpSdk, mcpRoutes } from './mcp/plugin.js';
 import { loadSanitizer } from './providers/stackexchange/sanitize.js';
+import { loadQrEncoder } from './search/instant/qr.js';
+import { prepareZoneTables } from './search/instant/worldclock.js';
 import { providersPlugin } from './providers/plugin.js';
 import { apiRoutes } from './routes/api/index.js';
 import { corsOptions } from './routes/cors.js';
@@ -57,6 +66,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     trustProxy: config.TRUST_PROXY as boolean | string,
     bodyLimit: 256 * 1024,
     return503OnClosing: true,
+    // Ajv and fast-json-stringify only if a route ever declares a Fastify schema (lazy-schema-compilers.ts).
+    schemaController: lazySchemaController() as FastifyServerOptions['schemaController'],
     logController: new SiftLogController(),
     genReqId(req) {
       const given = req.headers['x-request-id'];
@@ -145,13 +156,27 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     await lifecycle.flush();
   });
 
-  // Libraries loaded on first use, not with the server (they would add a third to its start): loaded
-  // once it listens, so that the first request needing one does not wait for it.
+  // Libraries and tables made on first use, not with the server (they would add a third to its start):
+  // made once it listens, so that the first request needing one does not wait for it. One per turn of
+  // the event loop (each takes 40 to 80 ms), so that no request waits behind all of them at once.
+  const warmUps = [
+    loadSanitizer,
+    loadQrEncoder,
+    prepareZoneTables,
+    () => void loadMcpSdk().catch((err) => app.log.error({ err }, 'the MCP SDK could not be loaded')),
+  ];
+  const warmUp = (i: number) => {
+    if (i >= warmUps.length) return;
+    try {
+      warmUps[i]!();
+    } catch (err) {
+      // Not fatal here: the request that needs it will fail with its own error.
+      app.log.error({ err }, 'a library could not be loaded');
+    }
+    setTimeout(() => warmUp(i + 1), 10).unref();
+  };
   app.addHook('onListen', async () => {
-    setTimeout(() => {
-      loadSanitizer();
-      loadMcpSdk().catch((err) => app.log.error({ err }, 'the MCP SDK could not be loaded'));
-    }, 100).unref();
+    setTimeout(() => warmUp(0), 100).unref();
   });
 
   // Browser clients on other origins (CORS_ORIGINS): preflights answered here, before the API's authentication.

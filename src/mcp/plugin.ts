@@ -90,8 +90,19 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
-  const tools = new Map<string, Tool>(TOOL_DEFINITIONS.map((d) => [d.name, buildTool(d)]));
-  const listing = [...tools.values()].map((t) => t.listing);
+  // The tools with their JSON Schemas (derived from zod: about 15 ms), made by the first MCP request
+  // or once the server listens, not with the server.
+  let catalogue: { tools: Map<string, Tool>; listing: Tool['listing'][] } | undefined;
+  const toolCatalogue = () => {
+    if (!catalogue) {
+      const tools = new Map<string, Tool>(TOOL_DEFINITIONS.map((d) => [d.name, buildTool(d)]));
+      catalogue = { tools, listing: [...tools.values()].map((t) => t.listing) };
+    }
+    return catalogue;
+  };
+  app.addHook('onListen', async () => {
+    setTimeout(toolCatalogue, 100).unref();
+  });
 
   /** Runs the tool's REST request as the caller and turns its answer into a tool result. */
   async function callTool(request: FastifyRequest, tool: Tool, args: Json): Promise<CallToolResult> {
@@ -146,6 +157,7 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
       { name: 'sift', title: 'Sift', version: VERSION },
       { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
     );
+    const { tools, listing } = toolCatalogue();
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
     server.setRequestHandler(CallToolRequestSchema, async (call) => {
       const tool = tools.get(call.params.name);

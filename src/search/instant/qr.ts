@@ -1,4 +1,5 @@
-import QRCode from 'qrcode';
+import { createRequire } from 'node:module';
+import type QRCode from 'qrcode';
 import { prefixMatcher, suffixMatcher, unquote } from './text.js';
 import type { InstantHandler } from './types.js';
 import { QR_VOCABULARY } from './vocabulary.js';
@@ -9,6 +10,19 @@ const afterPrefix = prefixMatcher(Object.values(QR_VOCABULARY).flatMap((v) => v.
 const beforeSuffix = suffixMatcher(Object.values(QR_VOCABULARY).flatMap((v) => v.suffixes));
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const NOT_TEXT = new Set(Object.values(QR_VOCABULARY).flatMap((v) => v.notText));
+
+/*
+ * qrcode (pngjs with it: 57 modules, about 40 ms) is loaded by the first
+ * code drawn, or by loadQrEncoder() once the server listens (app.ts), not
+ * with the server.
+ */
+const require = createRequire(import.meta.url);
+let encoder: typeof QRCode | undefined;
+
+export function loadQrEncoder(): typeof QRCode {
+  encoder ??= require('qrcode') as typeof QRCode;
+  return encoder;
+}
 
 export const qrHandler: InstantHandler = {
   type: 'qr',
@@ -21,6 +35,8 @@ export const qrHandler: InstantHandler = {
     const text = unquote(raw);
     // Empty, or with a lone surrogate half (not text the QR encoder can take as UTF-8)
     if (text === '' || LONE_SURROGATE.test(text)) return null;
-    return QRCode.toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 }).then((svg) => ({ text, svg }));
+    return loadQrEncoder()
+      .toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 })
+      .then((svg) => ({ text, svg }));
   },
 };

@@ -31,20 +31,43 @@ function usableZone(zone: string): string | null {
   return null;
 }
 
-const VOCAB_PLACES = new Map<string, string>();
-for (const v of W) {
-  for (const [name, zone] of Object.entries(v.places)) {
-    const z = usableZone(zone);
-    if (z && !VOCAB_PLACES.has(name)) VOCAB_PLACES.set(name, z);
-  }
+interface ZoneTables {
+  /** Vocabulary place → zone. */
+  places: Map<string, string>;
+  /** Lowercased IANA id → id. */
+  ids: Map<string, string>;
+  /** Lowercased city part of an IANA id → id. */
+  cities: Map<string, string>;
 }
 
-const ZONE_IDS = new Map<string, string>();
-const ZONE_CITIES = new Map<string, string>();
-for (const zone of [...Intl.supportedValuesOf('timeZone'), 'UTC']) {
-  ZONE_IDS.set(zone.toLowerCase(), zone);
-  const city = zone.split('/').pop()!.replace(/_/g, ' ').toLowerCase();
-  if (zone.includes('/') && !zone.startsWith('Etc/') && !ZONE_CITIES.has(city)) ZONE_CITIES.set(city, zone);
+function buildZoneTables(): ZoneTables {
+  const places = new Map<string, string>();
+  for (const v of W) {
+    for (const [name, zone] of Object.entries(v.places)) {
+      const z = usableZone(zone);
+      if (z && !places.has(name)) places.set(name, z);
+    }
+  }
+  const ids = new Map<string, string>();
+  const cities = new Map<string, string>();
+  for (const zone of [...Intl.supportedValuesOf('timeZone'), 'UTC']) {
+    ids.set(zone.toLowerCase(), zone);
+    const city = zone.split('/').pop()!.replace(/_/g, ' ').toLowerCase();
+    if (zone.includes('/') && !zone.startsWith('Etc/') && !cities.has(city)) cities.set(city, zone);
+  }
+  return { places, ids, cities };
+}
+
+/*
+ * Built on first use, not with the module: trying every vocabulary zone with Intl (and Intl's
+ * first date formatter, which sets up ICU) costs some 80 ms that a start need not wait for.
+ * prepareZoneTables() builds them once the server listens (app.ts).
+ */
+let zoneTables: ZoneTables | undefined;
+
+export function prepareZoneTables(): ZoneTables {
+  zoneTables ??= buildZoneTables();
+  return zoneTables;
 }
 
 const clean = (place: string) =>
@@ -58,13 +81,14 @@ const clean = (place: string) =>
 /** The zone of a place, or null. `explicit`: the query said "time in …", so every zone city counts. */
 export function zoneOf(place: string, explicit: boolean): string | null {
   const p = clean(place);
-  const known = VOCAB_PLACES.get(p);
+  const tables = prepareZoneTables();
+  const known = tables.places.get(p);
   if (known) return known;
   // "tokyo, japan": the city decides
   const comma = p.indexOf(',');
   if (comma > 0) return zoneOf(p.slice(0, comma), explicit) ?? zoneOf(p.slice(comma + 1), explicit);
   if (!explicit) return null;
-  return ZONE_IDS.get(p) ?? ZONE_CITIES.get(p) ?? null;
+  return tables.ids.get(p) ?? tables.cities.get(p) ?? null;
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
