@@ -235,15 +235,17 @@ describe('alert webhooks', () => {
     receiver.reset();
     receiver.script(['hang']);
 
+    // "At once" against the receiver's 10 s delivery timeout: bounds of 2 s, as a loaded CI machine can
+    // take most of a second over a status write or a request (988 ms once, with every test file running).
     const started = Date.now();
     await observe(c, 'provider_09', false);
-    expect(Date.now() - started).toBeLessThan(500);
+    expect(Date.now() - started).toBeLessThan(2000);
     await waitFor(() => receiver.received.length >= 1);
     // The delivery hangs; the app still answers at once (its roll-up reads the state just written).
     const asked = Date.now();
     const res = await c.app.inject({ url: '/status/health' });
     expect((res.json() as { down: string[] }).down).toContain('provider_09');
-    expect(Date.now() - asked).toBeLessThan(500);
+    expect(Date.now() - asked).toBeLessThan(2000);
     const closing = Date.now();
     await c.close();
     expect(Date.now() - closing).toBeLessThan(2000);
