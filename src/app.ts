@@ -20,7 +20,7 @@ import { createTurnBatch } from './turn-batch.js';
 import { lazySchemaController } from './lazy-schema-compilers.js';
 import { SiftLogController } from './request-log-controller.js';
 import { alertsPlugin } from './alerts/plugin.js';
-import { loadMcpSdk, mcpRoutes } from './mcp/plugin.js';
+import { loadMcpSdk, mcpRoutes, prepareMcpTools } from './mcp/plugin.js';
 import { loadSanitizer } from './providers/stackexchange/sanitize.js';
 import { loadQrEncoder } from './search/instant/qr.js';
 import { prepareZoneTables } from './search/instant/worldclock.js';
@@ -163,6 +163,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     loadSanitizer,
     loadQrEncoder,
     prepareZoneTables,
+    prepareMcpTools,
     () => void loadMcpSdk().catch((err) => app.log.error({ err }, 'the MCP SDK could not be loaded')),
   ];
   const warmUp = (i: number) => {

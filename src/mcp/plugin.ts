@@ -84,25 +84,25 @@ function withDetail(text: string): string {
   return text;
 }
 
+/*
+ * The tools with their JSON Schemas (derived from zod: about 15 ms), made by the first MCP request
+ * or by prepareMcpTools() once the server listens (app.ts), not with the server.
+ */
+let catalogue: { tools: Map<string, Tool>; listing: Tool['listing'][] } | undefined;
+
+export function prepareMcpTools(): { tools: Map<string, Tool>; listing: Tool['listing'][] } {
+  if (!catalogue) {
+    const tools = new Map<string, Tool>(TOOL_DEFINITIONS.map((d) => [d.name, buildTool(d)]));
+    catalogue = { tools, listing: [...tools.values()].map((t) => t.listing) };
+  }
+  return catalogue;
+}
+
 export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   registerApiKeyAuthentication(app);
   // The transport reads the body itself: JSON-RPC parse errors and 415 in MCP's own form.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
-
-  // The tools with their JSON Schemas (derived from zod: about 15 ms), made by the first MCP request
-  // or once the server listens, not with the server.
-  let catalogue: { tools: Map<string, Tool>; listing: Tool['listing'][] } | undefined;
-  const toolCatalogue = () => {
-    if (!catalogue) {
-      const tools = new Map<string, Tool>(TOOL_DEFINITIONS.map((d) => [d.name, buildTool(d)]));
-      catalogue = { tools, listing: [...tools.values()].map((t) => t.listing) };
-    }
-    return catalogue;
-  };
-  app.addHook('onListen', async () => {
-    setTimeout(toolCatalogue, 100).unref();
-  });
 
   /** Runs the tool's REST request as the caller and turns its answer into a tool result. */
   async function callTool(request: FastifyRequest, tool: Tool, args: Json): Promise<CallToolResult> {
@@ -157,7 +157,7 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
       { name: 'sift', title: 'Sift', version: VERSION },
       { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
     );
-    const { tools, listing } = toolCatalogue();
+    const { tools, listing } = prepareMcpTools();
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
     server.setRequestHandler(CallToolRequestSchema, async (call) => {
       const tool = tools.get(call.params.name);

@@ -51,8 +51,9 @@ export function formatDuration(raw: string): string {
  * English month names, from Intl (no table of our own). Made on first use: the process's first
  * Intl.DateTimeFormat sets up ICU's date formatting, some 60 ms that a start need not wait for.
  */
-let monthName: Intl.DateTimeFormat | undefined;
-const MONTH_NAME = () => (monthName ??= new Intl.DateTimeFormat('en-US', { month: 'long', timeZone: 'UTC' }));
+let monthFormat: Intl.DateTimeFormat | undefined;
+const monthName = (date: Date) =>
+  (monthFormat ??= new Intl.DateTimeFormat('en-US', { month: 'long', timeZone: 'UTC' })).format(date);
 
 const ISO_DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/;
@@ -65,7 +66,7 @@ export function formatPublished(iso: string): string {
   const check = new Date(Date.UTC(year, month - 1, day));
   if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) return '';
   if (m[4] !== undefined && (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6] ?? 0) > 59)) return '';
-  return `${MONTH_NAME().format(check)} ${String(day).padStart(2, '0')}, ${m[1]}`;
+  return `${monthName(check)} ${String(day).padStart(2, '0')}, ${m[1]}`;
 }
 
 /** The host part of a URL as the original takes it: the third "/"-separated segment. */
