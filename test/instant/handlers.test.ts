@@ -983,3 +983,30 @@ describe('maths errors', () => {
     expect(new Error('x').stack?.split('\n').length).toBeGreaterThan(1);
   });
 });
+
+describe('query normalisation', () => {
+  it('gives the same text with its shortcut for already-normal queries as through every replace', async () => {
+    const { normalise, normaliseFully } = await import('../../src/search/instant/text.js');
+    // Characters each rule of normaliseFully acts on, beside plain ones.
+    const chars = [...'aZ09 .?!\t\n*+-/:,"\'()é\u00a0\u2018\u2019\u02bc\u201c\u201d\u2028~@[`{'];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...chars), { maxLength: 12 }), (parts) => {
+        const q = parts.join('');
+        expect(normalise(q)).toBe(normaliseFully(q));
+      }),
+      { numRuns: 20_000 },
+    );
+    for (const q of [
+      '7 km in miles',
+      'md5 hello 7',
+      '2 ^ 10',
+      '100 usd -> eur',
+      'what is 2+2 ?',
+      'A b',
+      'x.',
+      'a  b',
+    ]) {
+      expect(normalise(q)).toBe(normaliseFully(q));
+    }
+  });
+});

@@ -98,9 +98,12 @@ const CONNECTORS = [...new Set(V.flatMap((v) => v.connectors))];
 const afterPrefix = prefixMatcher(V.flatMap((v) => v.prefixes));
 const beforeSuffix = suffixMatcher(V.flatMap((v) => v.suffixes));
 
+const PLAIN_WORD = /^[a-z]+$/;
+
 /** The code a typed currency means (code, name or symbol), or null. */
 export function currencyCode(typed: string): string | null {
-  const t = typed.toLowerCase().replace(/\s+/g, ' ').replace(/\.$/, '').trim();
+  // A plain lowercase word (the usual case) is already in the form the replaces make.
+  const t = PLAIN_WORD.test(typed) ? typed : typed.toLowerCase().replace(/\s+/g, ' ').replace(/\.$/, '').trim();
   if (/^[a-z]{3}$/.test(t) && Object.hasOwn(CURRENCIES, t.toUpperCase())) return t.toUpperCase();
   return NAMES.get(t) ?? SYMBOLS[t] ?? null;
 }
@@ -148,10 +151,11 @@ export function parseCurrencyQuery(text: string): { amount: number; from: string
   s = afterPrefix(s) ?? s;
   s = beforeSuffix(s) ?? s;
   for (const [left, right] of splitsAround(s, CONNECTORS)) {
-    const money = parseMoney(left);
-    if (!money) continue;
+    // The target first: one lookup rejects most splits ("7 km in miles") before the amount is parsed.
     const to = currencyCode(right);
-    if (!to || to === money.code) continue;
+    if (!to) continue;
+    const money = parseMoney(left);
+    if (!money || to === money.code) continue;
     if (!(money.amount >= 0) || money.amount > 1e15) return null;
     return { amount: money.amount, from: money.code, to };
   }

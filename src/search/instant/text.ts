@@ -4,8 +4,19 @@
  * formatting for people.
  */
 
+/**
+ * Already normal: printable ASCII without capitals, single spaces between words, not ending in
+ * `?`, `!` or `.` (most queries; the replaces below would cost more than the rest of many answers).
+ */
+const ALREADY_NORMAL = /^(?:[\x21-\x40\x5b-\x7e]+ )*[\x21-\x40\x5b-\x7e]*[\x22-\x2d\x2f-\x3e\x40\x5b-\x7e]$/;
+
 /** Lowercased, typographic quotes straightened, whitespace collapsed, trailing `?`, `!` and `.` dropped. */
 export function normalise(q: string): string {
+  return ALREADY_NORMAL.test(q) ? q : normaliseFully(q);
+}
+
+/** normalise() without the shortcut for a query already normal (exported for the test that they agree). */
+export function normaliseFully(q: string): string {
   return q
     .toLowerCase()
     .replace(/[\u2018\u2019\u02bc]/g, "'")

@@ -29,15 +29,20 @@ const HOW_MANY = new RegExp(
   'u',
 );
 
+/** A plain lowercase word (the usual case) is already in the form normaliseUnit's replaces make. */
+const PLAIN_WORD = /^[a-z]+$/;
+
 const normaliseUnit = (typed: string) =>
-  typed
-    .toLowerCase()
-    .replace(/\s+/g, ' ')
-    .replace(/\.$/, '')
-    .replace(/\^?2$|²$/, '2')
-    .replace(/\^?3$|³$/, '3')
-    .replace(/^(?:degrees?|deg) (?=[cfk]$)/, '°')
-    .trim();
+  PLAIN_WORD.test(typed)
+    ? typed
+    : typed
+        .toLowerCase()
+        .replace(/\s+/g, ' ')
+        .replace(/\.$/, '')
+        .replace(/\^?2$|²$/, '2')
+        .replace(/\^?3$|³$/, '3')
+        .replace(/^(?:degrees?|deg) (?=[cfk]$)/, '°')
+        .trim();
 
 const BY_ALIAS = new Map<string, Candidate[]>();
 for (const category of CATEGORIES) {
@@ -150,10 +155,11 @@ export function parseConversion(text: string): AnswerFields | null {
     }
   }
   for (const [left, right] of splitsAround(s, CONNECTORS)) {
-    const from = amountAndUnit(left);
-    if (!from) continue;
+    // The target first: one lookup rejects most splits ("7 in hex") before the amount is parsed.
     const to = unitCandidates(right);
     if (!to.length) continue;
+    const from = amountAndUnit(left);
+    if (!from) continue;
     const pair = pick(from.units, to);
     if (pair) return describe(from.amount, pair[0], pair[1]);
   }
