@@ -18,7 +18,7 @@ import { type Lifecycle, createLifecycle } from './lifecycle.js';
 import { loggerOptions } from './logging.js';
 import { createTurnBatch } from './turn-batch.js';
 import { lazySchemaController } from './lazy-schema-compilers.js';
-import { SiftLogController } from './request-log-controller.js';
+import { lazyRequestLogger, SiftLogController } from './request-log-controller.js';
 import { alertsPlugin } from './alerts/plugin.js';
 import { loadMcpSdk, mcpRoutes, prepareMcpTools } from './mcp/plugin.js';
 import { loadSanitizer } from './providers/stackexchange/sanitize.js';
@@ -69,6 +69,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // Ajv and fast-json-stringify only if a route ever declares a Fastify schema (lazy-schema-compilers.ts).
     schemaController: lazySchemaController() as FastifyServerOptions['schemaController'],
     logController: new SiftLogController(),
+    // A request's pino child only when something logs through it (request-log-controller.ts).
+    ...(deps.logger === false ? {} : { childLoggerFactory: lazyRequestLogger }),
     genReqId(req) {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();

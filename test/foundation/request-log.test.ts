@@ -1,0 +1,150 @@
+import { Writable } from 'node:stream';
+import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { createPool } from '../../src/db/pool.js';
+import { loggerOptions } from '../../src/logging.js';
+import { testConfig } from '../helpers/app.js';
+
+/*
+ * The request log (request-log-controller.ts): one completion line per
+ * request, and a request's own logger (`request.log`) made only when something
+ * logs through it. Both must write what a pino child per request wrote.
+ */
+
+interface Captured {
+  logger: FastifyBaseLogger;
+  lines(): Record<string, unknown>[];
+  raw(): string[];
+  /** Child loggers made of the root logger so far. */
+  children(): number;
+}
+
+function capture(): Captured {
+  let text = '';
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      text += chunk.toString();
+      done();
+    },
+  });
+  const options = loggerOptions({ LOG_LEVEL: 'info' }) as pino.LoggerOptions;
+  const logger = pino({ ...options, transport: undefined }, sink);
+  let children = 0;
+  const child = logger.child.bind(logger);
+  logger.child = ((...args: Parameters<typeof child>) => {
+    children++;
+    return child(...args);
+  }) as typeof logger.child;
+  const raw = () => text.split('\n').filter(Boolean);
+  return {
+    logger: logger as unknown as FastifyBaseLogger,
+    raw,
+    lines: () => raw().map((l) => JSON.parse(l) as Record<string, unknown>),
+    children: () => children,
+  };
+}
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+async function appWith(log: Captured) {
+  const pool = createPool('postgres://nobody:x@127.0.0.1:1/none', { connectionTimeoutMillis: 200 });
+  const app = await buildApp(testConfig(null), { pool, logger: log.logger });
+  // Routes of this test only: one that logs through request.log, one that logs nothing.
+  app.get('/test/quiet', async () => ({ ok: true }));
+  app.get('/test/chatty', async (request) => {
+    request.log.warn({ step: 'middle' }, 'handler says something');
+    return { ok: true };
+  });
+  closers.push(async () => {
+    await app.close();
+    await pool.end();
+  });
+  return app;
+}
+
+describe('request log lines', () => {
+  it('writes one completion line per request, with its request id, method, redacted URL, status and time', async () => {
+    const log = capture();
+    const app = await appWith(log);
+    const res = await app.inject({
+      url: '/test/quiet?q=1&api_key=sekret',
+      headers: { 'x-request-id': 'req-quiet-1', 'user-agent': 'tester/1' },
+    });
+    expect(res.statusCode).toBe(200);
+    const completed = log.lines().filter((l) => l.msg === 'request completed');
+    expect(completed).toHaveLength(1);
+    const line = completed[0]!;
+    expect(line.reqId).toBe('req-quiet-1');
+    expect(line.level).toBe(30);
+    expect(line.req).toMatchObject({ method: 'GET', url: '/test/quiet?q=1&api_key=[redacted]', userAgent: 'tester/1' });
+    expect(line.res).toEqual({ statusCode: 200 });
+    expect(typeof line.responseTime).toBe('number');
+    expect(log.raw().join('\n')).not.toContain('sekret');
+  });
+
+  it('lays the completion line out as a pino child of the request would: bindings, then the fields, then the message', async () => {
+    const log = capture();
+    const app = await appWith(log);
+    await app.inject({ url: '/test/quiet', headers: { 'x-request-id': 'req-order' } });
+    const raw = log.raw().find((l) => l.includes('"msg":"request completed"'))!;
+    expect(Object.keys(JSON.parse(raw))).toEqual([
+      'level',
+      'time',
+      'pid',
+      'hostname',
+      'reqId',
+      'req',
+      'res',
+      'responseTime',
+      'msg',
+    ]);
+  });
+
+  it('makes no logger of its own for a request that logs only its completion line', async () => {
+    const log = capture();
+    const app = await appWith(log);
+    await app.ready();
+    const before = log.children();
+    for (let i = 0; i < 5; i++) expect((await app.inject({ url: '/test/quiet' })).statusCode).toBe(200);
+    expect(log.children()).toBe(before);
+    expect(log.lines().filter((l) => l.msg === 'request completed')).toHaveLength(5);
+  });
+
+  it("gives what a handler logs through request.log the request's id, and still writes its completion line", async () => {
+    const log = capture();
+    const app = await appWith(log);
+    await app.ready();
+    const before = log.children();
+    const res = await app.inject({ url: '/test/chatty', headers: { 'x-request-id': 'req-chatty-1' } });
+    expect(res.statusCode).toBe(200);
+    expect(log.children()).toBe(before + 1);
+    const said = log.lines().find((l) => l.msg === 'handler says something')!;
+    expect(said).toMatchObject({ level: 40, reqId: 'req-chatty-1', step: 'middle' });
+    const completed = log.lines().filter((l) => l.msg === 'request completed');
+    expect(completed).toHaveLength(1);
+    expect(completed[0]!.reqId).toBe('req-chatty-1');
+  });
+
+  it('writes an unknown route and a failing request with their request ids too', async () => {
+    const log = capture();
+    const app = await appWith(log);
+    app.get('/test/fails', async () => {
+      throw new Error('boom');
+    });
+    expect((await app.inject({ url: '/test/nowhere', headers: { 'x-request-id': 'req-404' } })).statusCode).toBe(404);
+    expect((await app.inject({ url: '/test/fails', headers: { 'x-request-id': 'req-500' } })).statusCode).toBe(500);
+    const lines = log.lines();
+    expect(lines.find((l) => l.reqId === 'req-404' && l.msg === 'request completed')).toMatchObject({
+      res: { statusCode: 404 },
+    });
+    expect(lines.find((l) => l.reqId === 'req-500' && l.msg === 'request failed')).toMatchObject({ level: 50 });
+    expect(lines.find((l) => l.reqId === 'req-500' && l.msg === 'request completed')).toMatchObject({
+      res: { statusCode: 500 },
+    });
+  });
+});
