@@ -141,10 +141,19 @@ export function registerApiLimits(app: FastifyInstance): void {
   const limits = { burst: config.API_THROTTLE_BURST, sustained: config.API_THROTTLE_SUSTAINED };
   const quota = config.API_MONTHLY_QUOTA;
   const policy = rateLimitPolicy(limits);
+  /** Whether each route (by its URL pattern: one entry per route) counts searches, decided on its first request. */
+  const countingRoutes = new Map<string, boolean>();
   const countsSearches = (request: FastifyRequest): boolean => {
     const route = request.routeOptions.url;
-    if (request.is404 || route === undefined || !route.startsWith(app.prefix)) return false;
-    return !UNCOUNTED_ENDPOINTS.has(route.slice(app.prefix.length).replace(/^\/+|\/+$/g, ''));
+    if (request.is404 || route === undefined) return false;
+    let counts = countingRoutes.get(route);
+    if (counts === undefined) {
+      counts =
+        route.startsWith(app.prefix) &&
+        !UNCOUNTED_ENDPOINTS.has(route.slice(app.prefix.length).replace(/^\/+|\/+$/g, ''));
+      countingRoutes.set(route, counts);
+    }
+    return counts;
   };
 
   const usage = createUsageRecorder(app.pool, {
