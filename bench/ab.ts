@@ -7,7 +7,8 @@
  *                      kept inside the project so that it finds node_modules)
  *   A_ARGS / B_ARGS    node flags of each side, after bin/sift-server's (e.g. B_ARGS=--max-semi-space-size=64)
  *   A_ENV / B_ENV      extra environment of each side, as JSON
- *   P=<path up to the query text> (default /api/v1/suggest/?q=ab+; `{n}` is the request counter),
+ *   P=<path up to the query text> (default /api/v1/suggest/?q=ab+; `{n}` is the request counter; several
+ *                      paths separated by spaces are taken in turn),
  *   C=<connections> (100), KEYS=<API keys the load rotates over> (1000), D=<seconds a round> (5), ROUNDS (6)
  *
  * Not part of `npm run bench`: a developer's tool to decide whether a change helps.
@@ -71,10 +72,14 @@ async function startSide(name: 'A' | 'B', port: number): Promise<Side> {
   return { name, child, url, rounds: [] };
 }
 
-const base = process.env.P ?? '/api/v1/suggest/?q=ab+';
+// Several paths separated by spaces are taken in turn.
+const bases = (process.env.P ?? '/api/v1/suggest/?q=ab+').split(' ').filter(Boolean);
 const load = rotatingLoad({
   connections: Number(process.env.C ?? 100),
-  path: (i) => (base.includes('{n}') ? base.replaceAll('{n}', String(i)) : `${base}${i}`),
+  path: (i) => {
+    const base = bases[i % bases.length]!;
+    return base.includes('{n}') ? base.replaceAll('{n}', String(i)) : `${base}${i}`;
+  },
   keys,
 });
 
