@@ -8,13 +8,30 @@ import { BatchedLogSink } from './log-sink.js';
 /** Query parameters whose values never reach a log line. */
 const SECRET_QUERY_PARAMS = new Set(['token', 'key', 'api_key', 'apikey', 'api-key', 'password']);
 
-/** Could a query string name a secret-bearing parameter? (A percent-encoded name might.) */
+/** Could a parameter name be a secret-bearing one? (A percent-encoded name might.) */
 const MAY_NAME_SECRET = /token|key|password|%/i;
+
+/**
+ * Does a parameter of the query starting at `from` have a name that may be secret-bearing? Only the
+ * names are looked at: a search like `q=monkey+keys` or one with a percent-encoded character in its
+ * text is logged as it came without splitting and decoding the query.
+ */
+function mayNameSecret(url: string, from: number): boolean {
+  let start = from;
+  while (start < url.length) {
+    let end = url.indexOf('&', start);
+    if (end < 0) end = url.length;
+    const eq = url.indexOf('=', start);
+    if (MAY_NAME_SECRET.test(url.slice(start, eq >= 0 && eq < end ? eq : end))) return true;
+    start = end + 1;
+  }
+  return false;
+}
 
 /** Replaces the values of secret-bearing query parameters with `[redacted]`. */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
-  if (q < 0 || !MAY_NAME_SECRET.test(url.slice(q + 1))) return url;
+  if (q < 0 || !mayNameSecret(url, q + 1)) return url;
   const query = url
     .slice(q + 1)
     .split('&')

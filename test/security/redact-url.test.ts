@@ -24,4 +24,43 @@ describe('request URLs in log lines', () => {
     expect(redactUrl('/api/v1/web/?q=monkey+keys&token=abc')).toBe('/api/v1/web/?q=monkey+keys&token=[redacted]');
     expect(redactUrl('/api/v1/web/?q=monkey+keys')).toBe('/api/v1/web/?q=monkey+keys');
   });
+
+  it('keeps a query whose values hold percent-encoded characters as it came, and still redacts a secret beside them', () => {
+    expect(redactUrl('/api/v1/instant/?q=7+*+7+%2B+3')).toBe('/api/v1/instant/?q=7+*+7+%2B+3');
+    expect(redactUrl('/api/v1/web/?q=caf%C3%A9&token=abc')).toBe('/api/v1/web/?q=caf%C3%A9&token=[redacted]');
+    expect(redactUrl('/x?a=1&&b=%25&api%5Fkey=z')).toBe('/x?a=1&&b=%25&api%5Fkey=[redacted]');
+    expect(redactUrl('/x?key')).toBe('/x?key=[redacted]');
+    expect(redactUrl('/x?')).toBe('/x?');
+  });
+
+  it('gives the same URL as redacting every parameter one by one, for any query', async () => {
+    const fc = (await import('fast-check')).default;
+    const secret = new Set(['token', 'key', 'api_key', 'apikey', 'api-key', 'password']);
+    // The reference: every parameter split off, its name decoded, a secret one's value replaced.
+    const reference = (url: string): string => {
+      const q = url.indexOf('?');
+      if (q < 0) return url;
+      const pairs = url
+        .slice(q + 1)
+        .split('&')
+        .map((pair) => {
+          const eq = pair.indexOf('=');
+          const rawName = eq < 0 ? pair : pair.slice(0, eq);
+          let name = rawName;
+          try {
+            name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+          } catch {}
+          return secret.has(name.toLowerCase()) ? `${rawName}=[redacted]` : pair;
+        });
+      return `${url.slice(0, q)}?${pairs.join('&')}`;
+    };
+    const pieces = ['a', 'q', 'key', 'KEY', 'token', 'api', '_', '-', '%5F', '%6B', '%', '=', '&', '+', 'x', '1', '?'];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 10 }), (parts) => {
+        const url = `/p?${parts.join('')}`;
+        expect(redactUrl(url)).toBe(reference(url));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
 });
