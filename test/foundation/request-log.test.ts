@@ -1,11 +1,9 @@
-import { Writable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createPool } from '../../src/db/pool.js';
-import { loggerOptions } from '../../src/logging.js';
 import { testConfig } from '../helpers/app.js';
+import { captureLogs } from '../security/support.js';
 
 /*
  * The request log (request-log-controller.ts): one completion line per
@@ -21,27 +19,20 @@ interface Captured {
   children(): number;
 }
 
+/** The production logger options at trace level (security/support.ts), counting the children made of it. */
 function capture(): Captured {
-  let text = '';
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  const options = loggerOptions({ LOG_LEVEL: 'info' }) as pino.LoggerOptions;
-  const logger = pino({ ...options, transport: undefined }, sink);
+  const logs = captureLogs();
+  const logger = logs.logger;
   let children = 0;
   const child = logger.child.bind(logger);
   logger.child = ((...args: Parameters<typeof child>) => {
     children++;
     return child(...args);
   }) as typeof logger.child;
-  const raw = () => text.split('\n').filter(Boolean);
   return {
-    logger: logger as unknown as FastifyBaseLogger,
-    raw,
-    lines: () => raw().map((l) => JSON.parse(l) as Record<string, unknown>),
+    logger,
+    raw: logs.lines,
+    lines: () => logs.lines().map((l) => JSON.parse(l) as Record<string, unknown>),
     children: () => children,
   };
 }
