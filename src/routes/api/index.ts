@@ -15,12 +15,26 @@ import { webRoute } from './web.js';
 
 const API_METHODS = ['GET', 'HEAD', 'POST'] as const;
 
+/** What authentication, the limits and the search routes record on a request (see their `declare module`s). */
+const REQUEST_STATE = [
+  'apiKey',
+  'rateLimit',
+  'admission',
+  'hurryAdmission',
+  'searchUnits',
+  'searchCountedBefore',
+] as const;
+
 /**
  * Everything under /api/v1/ (registered with that prefix). Order of checks on
  * every request, unknown paths included: authentication, then rate limits,
  * then the endpoint's parameter validation and handler.
  */
 export async function apiRoutes(app: FastifyInstance): Promise<void> {
+  // The properties the hooks and handlers below set on a request, made by Fastify's request
+  // constructor: every API request then has one shape. Added one by one, in an order that differs
+  // with the request's path through the hooks, they gave V8 several shapes to look properties up in.
+  for (const name of REQUEST_STATE) app.decorateRequest(name, undefined);
   // 1. authentication (src/auth) — onRequest hook
   registerApiKeyAuthentication(app);
   // 2. rate limits and monthly quota (src/limits) — onRequest hook, after authentication
