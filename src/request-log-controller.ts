@@ -90,15 +90,24 @@ export function lazyRequestLogger(
   return new LazyRequestLogger(logger, bindings);
 }
 
+/** A request's line: through a lazy logger without making its child, else as any logger writes it. */
+function requestLine(
+  log: FastifyBaseLogger,
+  level: 'info' | 'debug' | 'error',
+  obj: Record<string, unknown>,
+  msg: string,
+): void {
+  if (log instanceof LazyRequestLogger) log.line(level, obj, msg);
+  else log[level](obj, msg);
+}
+
 /**
  * One log line per request, at completion (method, redacted URL, status,
  * time), instead of Fastify's two; the incoming line only at debug.
  */
 export class SiftLogController extends LogController {
   override incomingRequest(request: FastifyRequest): void {
-    const log = request.log;
-    if (log instanceof LazyRequestLogger) log.line('debug', { req: request }, 'incoming request');
-    else log.debug({ req: request }, 'incoming request');
+    requestLine(request.log, 'debug', { req: request }, 'incoming request');
   }
 
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
@@ -114,8 +123,6 @@ export class SiftLogController extends LogController {
       level = 'error';
       msg = 'request errored';
     } else if (isMonitorPoll(request.url)) level = 'debug';
-    const log = reply.log;
-    if (log instanceof LazyRequestLogger) log.line(level, line, msg);
-    else log[level](line, msg);
+    requestLine(reply.log, level, line, msg);
   }
 }

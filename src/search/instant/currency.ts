@@ -1,5 +1,13 @@
 import { leadingAmount, splitsAround } from './amount.js';
-import { formatNumber, groupDigits, prefixMatcher, roundSignificant, spaceArrows, suffixMatcher } from './text.js';
+import {
+  PLAIN_WORD,
+  formatNumber,
+  groupDigits,
+  prefixMatcher,
+  roundSignificant,
+  spaceArrows,
+  suffixMatcher,
+} from './text.js';
 import type { AnswerFields, InstantContext, InstantHandler } from './types.js';
 import { CURRENCY_VOCABULARY } from './vocabulary.js';
 
@@ -98,11 +106,8 @@ const CONNECTORS = [...new Set(V.flatMap((v) => v.connectors))];
 const afterPrefix = prefixMatcher(V.flatMap((v) => v.prefixes));
 const beforeSuffix = suffixMatcher(V.flatMap((v) => v.suffixes));
 
-const PLAIN_WORD = /^[a-z]+$/;
-
 /** The code a typed currency means (code, name or symbol), or null. */
 export function currencyCode(typed: string): string | null {
-  // A plain lowercase word (the usual case) is already in the form the replaces make.
   const t = PLAIN_WORD.test(typed) ? typed : typed.toLowerCase().replace(/\s+/g, ' ').replace(/\.$/, '').trim();
   if (/^[a-z]{3}$/.test(t) && Object.hasOwn(CURRENCIES, t.toUpperCase())) return t.toUpperCase();
   return NAMES.get(t) ?? SYMBOLS[t] ?? null;

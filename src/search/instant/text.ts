@@ -10,6 +10,12 @@
  */
 const ALREADY_NORMAL = /^(?:[\x21-\x40\x5b-\x7e]+ )*[\x21-\x40\x5b-\x7e]*[\x22-\x2d\x2f-\x3e\x40\x5b-\x7e]$/;
 
+/**
+ * A plain lowercase word: already in the form the name normalisers of the unit and currency
+ * handlers give (the usual case, which skips their replaces).
+ */
+export const PLAIN_WORD = /^[a-z]+$/;
+
 /** Lowercased, typographic quotes straightened, whitespace collapsed, trailing `?`, `!` and `.` dropped. */
 export function normalise(q: string): string {
   return ALREADY_NORMAL.test(q) ? q : normaliseFully(q);

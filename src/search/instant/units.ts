@@ -1,5 +1,5 @@
 import { leadingAmount, splitsAround } from './amount.js';
-import { alternation, formatNumber, prefixMatcher, roundSignificant, spaceArrows } from './text.js';
+import { PLAIN_WORD, alternation, formatNumber, prefixMatcher, roundSignificant, spaceArrows } from './text.js';
 import type { AnswerFields, InstantHandler } from './types.js';
 import { CATEGORIES, type CategoryDef, type UnitDef } from './units-data.js';
 import { UNIT_VOCABULARY } from './vocabulary.js';
@@ -28,9 +28,6 @@ const HOW_MANY = new RegExp(
   `^${alternation(V.flatMap((v) => v.howMany))}\\s+(.+?)\\s+(?:are\\s+|is\\s+|make\\s+)?(?:in|per|to)\\s+(.+)$`,
   'u',
 );
-
-/** A plain lowercase word (the usual case) is already in the form normaliseUnit's replaces make. */
-const PLAIN_WORD = /^[a-z]+$/;
 
 const normaliseUnit = (typed: string) =>
   PLAIN_WORD.test(typed)
