@@ -870,6 +870,30 @@ describe('instant answers: a handler that throws', () => {
     expect(warnings[0]).toMatchObject({ handler: 'broken' });
   });
 
+  it('a handler whose promise rejects is skipped and logged; the handlers after it still answer', async () => {
+    const warnings: unknown[] = [];
+    const rejecting: InstantHandler = { type: 'rejecting', answer: () => Promise.reject(new Error('no rates')) };
+    const nothing: InstantHandler = { type: 'nothing', answer: () => Promise.resolve(null) };
+    const a = await instantAnswer(
+      { ...deps, log: { warn: (obj) => warnings.push(obj) } },
+      { q: '2+2', lang: '', ip: '', userAgent: '' },
+      [rejecting, nothing, ...HANDLERS],
+    );
+    expect(a).toMatchObject({ type: 'math', raw: 4, query: '2+2' });
+    expect(warnings).toEqual([expect.objectContaining({ handler: 'rejecting' })]);
+  });
+
+  it('an answer found without waiting is given at once, not as a promise; a handler that waits gives a promise', async () => {
+    const request = { q: '2+2', lang: '', ip: '', userAgent: '' };
+    const found = instantAnswer(deps, request);
+    expect(found).not.toBeInstanceOf(Promise);
+    expect(found).toMatchObject({ type: 'math', raw: 4 });
+    const waiting: InstantHandler = { type: 'waiting', answer: async () => ({ value: 1 }) };
+    const later = instantAnswer(deps, request, [waiting, ...HANDLERS]);
+    expect(later).toBeInstanceOf(Promise);
+    expect(await later).toEqual({ type: 'waiting', value: 1, query: '2+2' });
+  });
+
   it('a handler setting its own `query` keeps it', async () => {
     const own: InstantHandler = { type: 'own', answer: () => ({ query: 'mine' }) };
     expect(await instantAnswer(deps, { q: 'x', lang: '', ip: '', userAgent: '' }, [own])).toEqual({

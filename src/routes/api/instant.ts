@@ -33,16 +33,14 @@ export async function instantRoute(app: FastifyInstance): Promise<void> {
     count: 'before',
     handle: async (params, request) => {
       const userAgent = request.headers['user-agent'];
-      const body = await instant(
-        { ...deps, log: request.log },
-        {
-          q: params.q,
-          lang: params.lang,
-          ip: request.ip ?? '',
-          userAgent: typeof userAgent === 'string' ? userAgent : '',
-        },
-      );
-      return { status: 200, body };
+      // Object.assign, not `{ ...deps, log }`: a spread followed by a key of its own is V8's slow path.
+      const body = instant(Object.assign({}, deps, { log: request.log }), {
+        q: params.q,
+        lang: params.lang,
+        ip: request.ip ?? '',
+        userAgent: typeof userAgent === 'string' ? userAgent : '',
+      });
+      return { status: 200, body: body instanceof Promise ? await body : body };
     },
     doc: {
       operationId: 'instant',

@@ -1,6 +1,13 @@
 import { HANDLERS } from './registry.js';
 import { codePoints, normalise } from './text.js';
-import type { InstantAnswer, InstantContext, InstantDeps, InstantHandler, InstantRequest } from './types.js';
+import type {
+  AnswerFields,
+  InstantAnswer,
+  InstantContext,
+  InstantDeps,
+  InstantHandler,
+  InstantRequest,
+} from './types.js';
 
 /*
  * GET /api/v1/instant/: the stripped query runs through the handlers in
@@ -17,13 +24,22 @@ export interface InstantResponse {
   answer: InstantAnswer | null;
 }
 
-export async function instantAnswer(
+/** A value, or a promise of it: most answers are found without waiting for anything. */
+type Eventually<T> = T | Promise<T>;
+
+/**
+ * The first handler's answer, or null. Synchronous unless a handler answers with a promise (the
+ * currency rates, the weather): awaiting every answer cost the usual request two turns of the
+ * microtask queue for nothing.
+ */
+export function instantAnswer(
   deps: InstantDeps,
   request: InstantRequest,
   handlers: readonly InstantHandler[] = HANDLERS,
-): Promise<InstantAnswer | null> {
+): Eventually<InstantAnswer | null> {
   const q = request.q.trim();
-  if (q === '' || codePoints(q) > INSTANT_MAX_QUERY) return null;
+  // A string has at least as many UTF-16 units as code points: only a long one needs counting.
+  if (q === '' || (q.length > INSTANT_MAX_QUERY && codePoints(q) > INSTANT_MAX_QUERY)) return null;
   // Object.assign, not `{ ...request, text, … }`: on Node 20's V8 a spread followed by new keys takes a
   // slow path (about 0.7 µs a key), which cost more than most handlers.
   const ctx: InstantContext = Object.assign({}, request, {
@@ -32,24 +48,52 @@ export async function instantAnswer(
     deps,
     now: deps.now?.() ?? new Date(),
   });
-  for (const handler of handlers) {
-    let fields: Record<string, unknown> | null;
+  return answerFrom(ctx, handlers, 0);
+}
+
+/** The first answer of `handlers` from index `from` on; a handler that throws or rejects is skipped and logged. */
+function answerFrom(
+  ctx: InstantContext,
+  handlers: readonly InstantHandler[],
+  from: number,
+): Eventually<InstantAnswer | null> {
+  for (let i = from; i < handlers.length; i++) {
+    const handler = handlers[i]!;
+    let given: ReturnType<InstantHandler['answer']>;
     try {
-      // Most handlers answer synchronously: awaiting only a promise saves a microtask per handler.
-      const given = handler.answer(ctx);
-      fields = given instanceof Promise ? await given : given;
+      given = handler.answer(ctx);
     } catch (err) {
-      deps.log?.warn({ err, handler: handler.type }, 'instant answer handler failed; skipped');
+      skipped(ctx, handler, err);
       continue;
     }
-    if (fields === null || fields === undefined) continue;
-    const answer = Object.assign({}, fields, { type: handler.type }) as InstantAnswer;
-    if (typeof answer.query !== 'string') answer.query = q;
-    return answer;
+    if (given instanceof Promise) {
+      return given.then(
+        (fields) =>
+          fields === null || fields === undefined ? answerFrom(ctx, handlers, i + 1) : answerOf(ctx, handler, fields),
+        (err: unknown) => {
+          skipped(ctx, handler, err);
+          return answerFrom(ctx, handlers, i + 1);
+        },
+      );
+    }
+    if (given !== null && given !== undefined) return answerOf(ctx, handler, given);
   }
   return null;
 }
 
-export async function instant(deps: InstantDeps, request: InstantRequest): Promise<InstantResponse> {
-  return { query: request.q, answer: await instantAnswer(deps, request) };
+function skipped(ctx: InstantContext, handler: InstantHandler, err: unknown): void {
+  ctx.deps.log?.warn({ err, handler: handler.type }, 'instant answer handler failed; skipped');
+}
+
+function answerOf(ctx: InstantContext, handler: InstantHandler, fields: AnswerFields): InstantAnswer {
+  const answer = Object.assign({}, fields, { type: handler.type }) as InstantAnswer;
+  if (typeof answer.query !== 'string') answer.query = ctx.q;
+  return answer;
+}
+
+export function instant(deps: InstantDeps, request: InstantRequest): Eventually<InstantResponse> {
+  const answer = instantAnswer(deps, request);
+  return answer instanceof Promise
+    ? answer.then((found) => ({ query: request.q, answer: found }))
+    : { query: request.q, answer };
 }
