@@ -125,6 +125,26 @@ describe('GET /api/v1/instant/: the endpoint', () => {
     expect(bare.body.answer).toMatchObject({ type: 'unit', category: 'length', result: '6.21371' });
   });
 
+  it('answers a unit conversion as JSON, its payload listing every unit of the category', async () => {
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/instant/?q=17+km+in+miles',
+      headers: { authorization: `Api-Key ${apiKey}` },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    const body = res.json() as Body;
+    expect(body.answer).toMatchObject({
+      type: 'unit',
+      query: '17 km in miles',
+      payload: { from: 'kilometer', to: 'mile' },
+    });
+    const units = (body.answer!.payload as { units: { key: string; factor: number }[] }).units;
+    expect(units).toHaveLength(14);
+    expect(units).toContainEqual({ key: 'nanometer', symbol: 'nm', label: 'Nanometer', factor: 1e-9, offset: 0 });
+    expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.body));
+  });
+
   it('answers null for a query that is not an instant answer, and for queries over 280 characters', async () => {
     expect(await instant('best pizza in naples')).toEqual({
       status: 200,

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { latestRatesCall } from '../../providers/frankfurter/latest.js';
 import { instant } from '../../search/instant/index.js';
+import { instantResponseJson } from '../../search/instant/response-json.js';
 import { createRatesStore, type RatesStore } from '../../search/instant/rates-store.js';
 import type { InstantDeps } from '../../search/instant/types.js';
 import { langSchema, qSchema } from '../../search/params.js';
@@ -42,6 +43,7 @@ export async function instantRoute(app: FastifyInstance): Promise<void> {
       });
       return { status: 200, body: body instanceof Promise ? await body : body };
     },
+    json: instantResponseJson,
     doc: {
       operationId: 'instant',
       summary: 'Instant answer',

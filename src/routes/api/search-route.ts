@@ -36,9 +36,14 @@ export interface SearchRoute<S extends z.ZodObject, B> {
   /** 'after' (default): counted on a 200 only. 'before': counted as the upstream is asked, so a 5xx counts too. */
   count?: 'after' | 'before';
   handle(params: z.output<S>, request: FastifyRequest): Promise<SearchOutcome<B>>;
+  /** Writes a 200 body's JSON itself, the same text as JSON.stringify's but sooner (default: Fastify's serializer). */
+  json?(body: B): string;
   /** The endpoint in the OpenAPI document (its parameters come from `schema`). */
   doc?: RouteDoc;
 }
+
+/** The content type Fastify gives the JSON it serializes, for the bodies a route writes itself. */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 const defaultInput = (request: FastifyRequest): unknown => (request.method === 'POST' ? request.body : request.query);
 
@@ -60,6 +65,10 @@ export function registerSearchRoute<S extends z.ZodObject, B>(app: FastifyInstan
     // The body is returned, not sent: an async handler that returns the reply makes its promise
     // wait on the reply (Reply.then: a listener for the response's end) on every request.
     reply.code(outcome.status);
+    if (route.json && outcome.status === 200) {
+      reply.header('content-type', JSON_CONTENT_TYPE);
+      return route.json(outcome.body);
+    }
     return outcome.body;
   };
   const options = { config: { runsAhead: true } };

@@ -84,19 +84,33 @@ export function convert(amount: number, from: UnitDef, to: UnitDef): number {
   return (base - (to.offset ?? 0)) / to.factor;
 }
 
-/** Each category's units as the payload lists them: built once, shared by every answer (serialised, never changed). */
+/** Each category's units as the payload lists them: built once, shared by every answer (frozen: never changed). */
 const PAYLOAD_UNITS = new Map(
   CATEGORIES.map((category) => [
     category,
-    category.units.map((unit) => ({
-      key: unit.key,
-      symbol: unit.symbol,
-      label: unit.label,
-      factor: unit.factor,
-      offset: unit.offset ?? 0,
-    })),
+    Object.freeze(
+      category.units.map((unit) =>
+        Object.freeze({
+          key: unit.key,
+          symbol: unit.symbol,
+          label: unit.label,
+          factor: unit.factor,
+          offset: unit.offset ?? 0,
+        }),
+      ),
+    ),
   ]),
 );
+
+/** The JSON of each payload list above, written once (see response-json.ts). */
+const PAYLOAD_UNITS_JSON = new Map<unknown, string>(
+  [...PAYLOAD_UNITS.values()].map((units) => [units, JSON.stringify(units)]),
+);
+
+/** The JSON of a unit answer's `payload.units`, when it is one of the lists above (undefined otherwise). */
+export function payloadUnitsJson(units: unknown): string | undefined {
+  return PAYLOAD_UNITS_JSON.get(units);
+}
 
 function describe(amount: number, f: Candidate, t: Candidate): AnswerFields | null {
   const value = convert(amount, f.unit, t.unit);

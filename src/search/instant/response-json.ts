@@ -1,0 +1,30 @@
+import type { InstantResponse } from './index.js';
+import { payloadUnitsJson } from './units.js';
+
+/*
+ * The JSON text of an instant response, the same text JSON.stringify writes. A unit answer lists
+ * every unit of its category (fourteen lengths, with factors like 1e-9 and 9460730472580800):
+ * writing those numbers was most of the cost of the answer's JSON (4.4 of 4.8 µs for
+ * "17 km in miles"), and the list is the same for every answer of its category, so its JSON is
+ * written once (units.ts) and put in place of a stand-in.
+ */
+
+/**
+ * The payload's `units` written as `0`, its last key. No string can hold this text, as a quote in
+ * a JSON string is always escaped, and only the type and the query come after the payload.
+ */
+const STAND_IN = ',"units":0}';
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+
+export function instantResponseJson(body: InstantResponse): string {
+  const payload = body.answer?.payload;
+  const unitsJson = isRecord(payload) ? payloadUnitsJson(payload.units) : undefined;
+  if (unitsJson === undefined) return JSON.stringify(body);
+  // Copies with the same keys in the same order, the list replaced by its stand-in.
+  const answer = Object.assign({}, body.answer, { payload: Object.assign({}, payload, { units: 0 }) });
+  const json = JSON.stringify({ query: body.query, answer });
+  const at = json.lastIndexOf(STAND_IN);
+  if (at < 0) return JSON.stringify(body);
+  return `${json.slice(0, at)},"units":${unitsJson}}${json.slice(at + STAND_IN.length)}`;
+}
