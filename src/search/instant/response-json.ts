@@ -15,11 +15,10 @@ import { payloadUnitsJson } from './units.js';
  */
 const STAND_IN = ',"units":0}';
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
-
 export function instantResponseJson(body: InstantResponse): string {
-  const payload = body.answer?.payload;
-  const unitsJson = isRecord(payload) ? payloadUnitsJson(payload.units) : undefined;
+  // Only a payload holding one of units.ts's lists finds its JSON; any other payload (or none) does not.
+  const payload = body.answer?.payload as { units?: unknown } | null | undefined;
+  const unitsJson = payloadUnitsJson(payload?.units);
   if (unitsJson === undefined) return JSON.stringify(body);
   // Copies with the same keys in the same order, the list replaced by its stand-in.
   const answer = Object.assign({}, body.answer, { payload: Object.assign({}, payload, { units: 0 }) });
