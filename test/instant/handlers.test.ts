@@ -4,9 +4,10 @@ import type { WeatherReport } from '../../src/providers/openmeteo/forecast.js';
 import type { Gathered, ProviderTask, Upstream } from '../../src/providers/types.js';
 import { hashesOf } from '../../src/search/instant/hash.js';
 import { INSTANT_MAX_QUERY, instantAnswer } from '../../src/search/instant/index.js';
+import { mathHandler, toExpression, tokenize } from '../../src/search/instant/math.js';
 import { HANDLERS } from '../../src/search/instant/registry.js';
 import type { RatesStore, RateTable } from '../../src/search/instant/rates-store.js';
-import type { InstantDeps, InstantHandler } from '../../src/search/instant/types.js';
+import type { InstantContext, InstantDeps, InstantHandler } from '../../src/search/instant/types.js';
 import { testConfig } from '../helpers/app.js';
 
 /*
@@ -1005,6 +1006,80 @@ describe('maths errors', () => {
     expect((refusal as Error).stack).toBe('MathError: division by zero');
     // Other errors keep their stacks.
     expect(new Error('x').stack?.split('\n').length).toBeGreaterThan(1);
+  });
+});
+
+describe('maths: the names an expression may use', () => {
+  /** Names the evaluator takes: its constants and its functions, and the degree words. */
+  const KNOWN = [
+    ...['pi', 'e', 'tau', 'phi'],
+    ...['sqrt', 'cbrt', 'abs', 'round', 'floor', 'ceil', 'trunc', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan'],
+    ...['arcsin', 'arccos', 'arctan', 'sinh', 'cosh', 'tanh', 'exp', 'ln', 'log10', 'log2', 'log', 'min', 'max'],
+    ...['gcd', 'lcm', 'fact', 'factorial'],
+  ];
+  const DEGREES = ['deg', 'degree', 'degrees'];
+  const number = fc.oneof(fc.integer({ min: 0, max: 999 }).map(String), fc.constant('2.5'), fc.constant('0x1f'));
+  const operator = fc.constantFrom('+', '-', '*', '/', '^', '%', '!', '(', ')', ',', '**');
+  const known = fc.constantFrom(...KNOWN, ...DEGREES);
+  /** Lowercase words that are no name of the evaluator's, nor words toExpression turns into symbols ("plus"). */
+  const unknown = fc
+    .stringMatching(/^[a-z]{2,8}$/)
+    .filter((w) => !KNOWN.includes(w) && !DEGREES.includes(w) && toExpression(`${w} 2`) === `${w} 2`);
+
+  function context(q: string): InstantContext {
+    return { q, text: q, lang: '', ip: '', userAgent: '', deps, now: NOW };
+  }
+
+  it('reads every expression made of its own names, numbers and operators (the quick refusal refuses none of them)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(number, operator, known), { minLength: 1, maxLength: 12 }), (parts) => {
+        expect(tokenize(parts.join(' '))).not.toBeNull();
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('answers nothing for an expression holding a name it does not know, wherever the name stands', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(number, operator, known), { maxLength: 8 }),
+        fc.nat(8),
+        unknown,
+        (parts, at, word) => {
+          const q = [...parts.slice(0, at), word, ...parts.slice(at)].join(' ');
+          expect(tokenize(q)).toBeNull();
+          expect(mathHandler.answer(context(q))).toBeNull();
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('gives queries that are not maths no answer, and still reads constants, functions and degree words', async () => {
+    for (const q of [
+      'best pizza 2024',
+      'restaurants near me',
+      'philosophy of mind 2',
+      'iphone 15 review',
+      'x + 1',
+      '2 # 3',
+    ]) {
+      expect(await answer(q)).toBeNull();
+    }
+    const cases: [string, number][] = [
+      ['sin 30 degrees', 0.5],
+      ['cos 60 deg', 0.5],
+      ['e^2', Math.E ** 2],
+      ['tau/2', Math.PI],
+      ['phi * 2', 1 + Math.sqrt(5)],
+      ['factorial(5)', 120],
+      ["what's 2+2", 4],
+    ];
+    for (const [q, raw] of cases) {
+      const found = await answer(q);
+      expect(found).toMatchObject({ type: 'math' });
+      expect(found?.raw as number).toBeCloseTo(raw, 9);
+    }
   });
 });
 

@@ -77,7 +77,14 @@ function readNumber(text: string): Value {
   return float(x);
 }
 
-export function tokenize(expr: string): Token[] {
+/**
+ * The tokens of `expr`, or null when it cannot be an expression: a character no token starts with,
+ * or a name that no rule takes (neither a constant, a function nor a degree sign). The parser
+ * consumes every token and refuses such a name wherever it stands, so null is the answer it would
+ * give, found without parsing or throwing: it is the usual outcome, as most queries that reach the
+ * evaluator are not maths ("best pizza 2024" reads as names and a number).
+ */
+export function tokenize(expr: string): Token[] | null {
   const tokens: Token[] = [];
   let i = 0;
   while (i < expr.length) {
@@ -93,7 +100,9 @@ export function tokenize(expr: string): Token[] {
       i += n[0].length;
     } else if (ID_RE.test(rest)) {
       const id = ID_RE.exec(rest)![0];
-      tokens.push({ t: 'id', name: id.toLowerCase() });
+      const name = id.toLowerCase();
+      if (!KNOWN_NAMES.has(name)) return null;
+      tokens.push({ t: 'id', name });
       i += id.length;
     } else if (rest.startsWith('**')) {
       tokens.push({ t: 'op', op: '^' });
@@ -102,7 +111,7 @@ export function tokenize(expr: string): Token[] {
       tokens.push({ t: 'op', op: ch });
       i++;
     } else {
-      throw new MathError(`unexpected character ${ch}`);
+      return null;
     }
     if (tokens.length > MATH_LIMITS.tokens) throw new MathError('expression too long');
   }
@@ -206,6 +215,12 @@ const FUNCTIONS: Record<string, (args: Value[]) => Value> = {
   },
   factorial: (args) => FUNCTIONS.fact!(args),
 };
+
+/** Names read after a number as a degree sign ("sin 30 degrees"). */
+const DEGREE_NAMES = new Set(['deg', 'degree', 'degrees']);
+
+/** Every name an expression may hold: the others make the tokenizer give up (see tokenize). */
+const KNOWN_NAMES = new Set([...Object.keys(CONSTANTS), ...Object.keys(FUNCTIONS), ...DEGREE_NAMES]);
 
 function factorial(x: Value): Value {
   const n = toInt(x, 'factorial');
@@ -371,7 +386,7 @@ class Parser {
         v = divide(v, int(100n));
       } else if (
         this.isOp('°') ||
-        (this.peek()?.t === 'id' && ['deg', 'degree', 'degrees'].includes((this.peek() as { name: string }).name))
+        (this.peek()?.t === 'id' && DEGREE_NAMES.has((this.peek() as { name: string }).name))
       ) {
         this.pos++;
         this.operated = true;
@@ -440,7 +455,13 @@ export interface MathResult {
 
 /** Evaluates an expression; throws MathError when it is not one, or is out of bounds. */
 export function evaluate(expr: string): MathResult & { operated: boolean } {
-  const parser = new Parser(tokenize(expr));
+  const tokens = tokenize(expr);
+  if (tokens === null) throw new MathError('not an expression');
+  return evaluateTokens(tokens);
+}
+
+function evaluateTokens(tokens: Token[]): MathResult & { operated: boolean } {
+  const parser = new Parser(tokens);
   const value = parser.parse();
   if (value.int) {
     const raw = Number(value.v);
@@ -508,7 +529,9 @@ export const mathHandler: InstantHandler = {
     const expr = toExpression(ctx.q);
     if (expr === '' || !/[\d]|pi|tau|phi|\be\b/.test(expr)) return null;
     try {
-      const { result, raw, operated } = evaluate(expr);
+      const tokens = tokenize(expr);
+      if (tokens === null) return null;
+      const { result, raw, operated } = evaluateTokens(tokens);
       if (!operated) return null;
       return { expr, result, raw };
     } catch (err) {
