@@ -1055,6 +1055,22 @@ describe('maths: the names an expression may use', () => {
     );
   });
 
+  it('reads every operator symbol it knows, typed alone between numbers', async () => {
+    const cases: [string, number][] = [
+      ...['2×3', '2✕3', '2⋅3', '2·3'].map((q): [string, number] => [q, 6]),
+      ...['6÷3', '6∕3'].map((q): [string, number] => [q, 2]),
+      ...['5−2', '5–2', '5—2'].map((q): [string, number] => [q, 3]),
+      ['3²', 9],
+      ['2³', 8],
+      ['2π', 2 * Math.PI],
+      ['√16', 4],
+    ];
+    for (const [q, raw] of cases) {
+      expect(await answer(q), q).toMatchObject({ type: 'math' });
+      expect((await answer(q))?.raw as number, q).toBeCloseTo(raw, 9);
+    }
+  });
+
   it('gives queries that are not maths no answer, and still reads constants, functions and degree words', async () => {
     for (const q of [
       'best pizza 2024',
