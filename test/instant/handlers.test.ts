@@ -1030,6 +1030,15 @@ describe('maths: the names an expression may use', () => {
     return { q, text: q, lang: '', ip: '', userAgent: '', deps, now: NOW };
   }
 
+  /** Each query answers maths, its `raw` the number given. */
+  async function expectMaths(cases: [string, number][]): Promise<void> {
+    for (const [q, raw] of cases) {
+      const found = await answer(q);
+      expect(found, q).toMatchObject({ type: 'math' });
+      expect(found?.raw as number, q).toBeCloseTo(raw, 9);
+    }
+  }
+
   it('reads every expression made of its own names, numbers and operators (the quick refusal refuses none of them)', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(number, operator, known), { minLength: 1, maxLength: 12 }), (parts) => {
@@ -1065,10 +1074,7 @@ describe('maths: the names an expression may use', () => {
       ['2π', 2 * Math.PI],
       ['√16', 4],
     ];
-    for (const [q, raw] of cases) {
-      expect(await answer(q), q).toMatchObject({ type: 'math' });
-      expect((await answer(q))?.raw as number, q).toBeCloseTo(raw, 9);
-    }
+    await expectMaths(cases);
   });
 
   it('gives queries that are not maths no answer, and still reads constants, functions and degree words', async () => {
@@ -1091,11 +1097,7 @@ describe('maths: the names an expression may use', () => {
       ['factorial(5)', 120],
       ["what's 2+2", 4],
     ];
-    for (const [q, raw] of cases) {
-      const found = await answer(q);
-      expect(found).toMatchObject({ type: 'math' });
-      expect(found?.raw as number).toBeCloseTo(raw, 9);
-    }
+    await expectMaths(cases);
   });
 });
 
