@@ -24,9 +24,9 @@ export const MATH_LIMITS = {
 } as const;
 
 /**
- * Input the evaluator refuses. Most queries that reach it are not maths at
- * all ("17 km in miles"), so one is thrown on most instant requests: it
- * captures no stack trace, which cost more than the rest of the evaluation.
+ * Input the evaluator refuses once its tokens are read (a query that is no
+ * expression at all is refused by tokenize without one): it captures no
+ * stack trace, which cost more than the rest of the evaluation.
  */
 export class MathError extends Error {
   constructor(message: string) {
