@@ -31,6 +31,7 @@ import autocannon from 'autocannon';
 import { issueApiKey } from '../src/auth/api-keys.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { createPool } from '../src/db/pool.js';
+import { INSTANT_QUERIES } from './instant-queries.js';
 import { childPids, cpuMsOf, peakRssMb, postgresCpuMs, postgresServerCpuMs, rssMb } from './proc.js';
 
 const t0 = performance.now();
@@ -220,15 +221,6 @@ const CARD_QUERIES = [
   'docker volume permissions',
   'berlin',
   'jupiter',
-];
-/** Instant answers that need no upstream: maths, units, hashes, bases, timestamps, encodings. */
-const INSTANT_QUERIES: ((n: number) => string)[] = [
-  (n) => `${n} * 7 + 3`,
-  (n) => `${n} km in miles`,
-  (n) => `md5 hello ${n}`,
-  (n) => `${n} in hex`,
-  (n) => `unix ${1_700_000_000 + n}`,
-  (n) => `base64 encode hello ${n}`,
 ];
 /** Reverse geocoding (a map click) at a new point within 0.4° of Berlin or Paris, which the fake Nominatim resolves. */
 const MAP_CENTRES = [
@@ -469,7 +461,9 @@ async function main() {
 
   // Start-up as a user gets it: WORKERS as set for the bench, else the default (one per core).
   const startWorkers = process.env.WORKERS || 'auto';
-  log(`cold start of Sift (WORKERS=${startWorkers}) with an empty database, then a restart; then a restart of one process`);
+  log(
+    `cold start of Sift (WORKERS=${startWorkers}) with an empty database, then a restart; then a restart of one process`,
+  );
   const startEnv = { ...baseEnv, WORKERS: startWorkers, DATA_DIR: path.join(work, 'cold'), DATABASE_URL: EXTERNAL_DB };
   let sift = await startSift(startEnv, logFile);
   const coldStartMs = sift.startMs;
