@@ -149,6 +149,27 @@ describe('searches running ahead of the rate limiter', () => {
     });
   });
 
+  it('holds an instant answer found at once until the pending decision, then answers 429 and counts nothing', async () => {
+    await withApp({ API_THROTTLE_BURST: '5/min' }, async (one) => {
+      await withApp({ API_THROTTLE_BURST: '5/min' }, async (two) => {
+        const { userId, auth } = await newKey();
+        const ask = (t: TestApp, q: string) =>
+          t.app.inject({ url: `/api/v1/instant/?q=${encodeURIComponent(q)}`, headers: auth });
+        expect((await ask(one, '1 + 1')).statusCode).toBe(200); // instance one now knows of room for 4 more
+        for (let i = 2; i <= 5; i++) expect((await ask(two, `${i} + 1`)).statusCode).toBe(200);
+
+        // Instance one lets this request run ahead: its answer is ready at once, but the decision refuses it.
+        const late = await ask(one, '6 + 1');
+        expect(late.statusCode).toBe(429);
+        expect(late.json()).toEqual({ detail: 'Request was throttled. Expected available in 60 seconds.' });
+
+        await one.app.lifecycle.flush();
+        await two.app.lifecycle.flush();
+        expect(await monthlySearches(db.pool, userId)).toBe(5);
+      });
+    });
+  });
+
   it('still puts the 429 before a 400 for invalid parameters while the decision is pending', async () => {
     await withApp({ API_THROTTLE_BURST: '2/min' }, async (one) => {
       await withApp({ API_THROTTLE_BURST: '2/min' }, async (two) => {

@@ -35,7 +35,8 @@ export interface SearchRoute<S extends z.ZodObject, B> {
   units(params: z.output<S>): number;
   /** 'after' (default): counted on a 200 only. 'before': counted as the upstream is asked, so a 5xx counts too. */
   count?: 'after' | 'before';
-  handle(params: z.output<S>, request: FastifyRequest): Promise<SearchOutcome<B>>;
+  /** The outcome, or a promise of it (an outcome found without waiting, like an instant answer, is sent sooner). */
+  handle(params: z.output<S>, request: FastifyRequest): SearchOutcome<B> | Promise<SearchOutcome<B>>;
   /** Writes a 200 body's JSON itself, the same text as JSON.stringify's but sooner (default: Fastify's serializer). */
   json?(body: B): string;
   /** The endpoint in the OpenAPI document (its parameters come from `schema`). */
@@ -49,27 +50,44 @@ const defaultInput = (request: FastifyRequest): unknown => (request.method === '
 
 export function registerSearchRoute<S extends z.ZodObject, B>(app: FastifyInstance, route: SearchRoute<S, B>): void {
   const input = route.input ?? defaultInput;
-  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-    const raw = input(request);
-    const pre = route.precheck?.(raw, request) ?? null;
-    const parsed = pre ? { ok: false as const, errors: pre } : parseQuery(route.schema, raw);
-    if (!parsed.ok) return (await admitted(request, reply)) ? reply.code(400).send(parsed.errors) : reply;
-    const params = parsed.value;
-    const ran = await runAhead(request, reply, () => route.handle(params, request));
-    if (!ran) return reply;
-    const outcome = ran.value;
+  /** The body to send for an outcome, once the request is admitted: its searches counted, its status and headers set. */
+  const finish = (request: FastifyRequest, reply: FastifyReply, params: z.output<S>, outcome: SearchOutcome<B>) => {
     if (outcome.status === 200 || route.count === 'before') {
       countSearches(request, route.units(params), { before: route.count === 'before' });
     }
     if ('headers' in outcome && outcome.headers) reply.headers(outcome.headers);
-    // The body is returned, not sent: an async handler that returns the reply makes its promise
-    // wait on the reply (Reply.then: a listener for the response's end) on every request.
+    // The body is returned, not sent: a handler that returns the reply makes Fastify wait on the
+    // reply (Reply.then: a listener for the response's end) on every request.
     reply.code(outcome.status);
     if (route.json && outcome.status === 200) {
       reply.header('content-type', JSON_CONTENT_TYPE);
       return route.json(outcome.body);
     }
     return outcome.body;
+  };
+  /** A request whose rate-limit decision is still pending: the handler runs ahead of it (run-ahead.ts). */
+  const afterDecision = async (request: FastifyRequest, reply: FastifyReply, params: z.output<S>) => {
+    // async: an outcome given at once (or a throw) becomes a promise, as runAhead's work must be.
+    const ran = await runAhead(request, reply, async () => route.handle(params, request));
+    return ran ? finish(request, reply, params, ran.value) : reply;
+  };
+  /** For parameters that fail validation: the limits' refusal first, else the 400. */
+  const invalid = async (request: FastifyRequest, reply: FastifyReply, errors: FieldErrors) =>
+    (await admitted(request, reply)) ? reply.code(400).send(errors) : reply;
+  // Not async: a request already admitted (a lease, or no limits) whose outcome is found at once
+  // is answered without a promise or a turn of the microtask queue (Fastify sends a value a
+  // handler returns); one that waits returns its promise.
+  const handler = (request: FastifyRequest, reply: FastifyReply) => {
+    const raw = input(request);
+    const pre = route.precheck?.(raw, request) ?? null;
+    const parsed = pre ? { ok: false as const, errors: pre } : parseQuery(route.schema, raw);
+    if (!parsed.ok) return invalid(request, reply, parsed.errors);
+    const params = parsed.value;
+    if (request.admission) return afterDecision(request, reply, params);
+    const outcome = route.handle(params, request);
+    return outcome instanceof Promise
+      ? outcome.then((found) => finish(request, reply, params, found))
+      : finish(request, reply, params, outcome);
   };
   const options = { config: { runsAhead: true } };
   const paths = [route.path, route.path.slice(0, -1)];
