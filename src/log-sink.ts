@@ -1,4 +1,4 @@
-import { writeSync } from 'node:fs';
+import { fstatSync, writeSync } from 'node:fs';
 
 /*
  * Where the server's JSON log lines go: gathered in memory and written to a
@@ -10,7 +10,12 @@ import { writeSync } from 'node:fs';
  * before: it measures the whole pending batch (Buffer.byteLength of a string
  * of up to 16 KB) on every line, about 2.4 µs a line against 0.15 µs here.
  *
- * Lines are written whole, in writes of at most PIPE_BUF bytes (below). A
+ * A regular file (standard output redirected to a log file) gets the batch
+ * in one write, and batches of LOG_FILE_BUFFER_BYTES: the kernel writes a
+ * regular file's writes one after the other, whatever their size, so lines
+ * of several processes sharing it (cluster workers) never mix. Anything else
+ * (a pipe to a log collector, a terminal) gets whole lines in writes of at
+ * most PIPE_BUF bytes (below). A
  * descriptor that cannot take more (a full non-blocking pipe: EAGAIN, or a
  * partial write) never blocks the server nor throws into a request: what was
  * not written waits, ahead of newer lines, and is tried again shortly. At
@@ -21,6 +26,12 @@ import { writeSync } from 'node:fs';
  */
 
 const LOG_BUFFER_BYTES = 4096;
+/**
+ * The batch for a regular file. With 4 KB batches (about 15 request lines), the writes took 0.81 µs
+ * a request line in a CPU profile of a loop writing request lines to a file, against 0.14 µs with
+ * 64 KB; pino's building of the line took about 1.4 µs.
+ */
+const LOG_FILE_BUFFER_BYTES = 64 * 1024;
 const LOG_FLUSH_MS = 25;
 /** Delay before a full pipe is tried again. */
 const RETRY_MS = 10;
@@ -36,13 +47,24 @@ const MAX_PENDING_BYTES = 16 * 1024 * 1024;
  */
 const PIPE_BUF = 4096;
 
-/** The end of the next write from `offset`: whole lines up to PIPE_BUF bytes, or one longer line alone. */
-function chunkEnd(data: Buffer, offset: number): number {
-  if (data.length - offset <= PIPE_BUF) return data.length;
+/**
+ * The end of the next write from `offset`: everything for a regular file; else whole lines up to
+ * PIPE_BUF bytes, or one longer line alone.
+ */
+function chunkEnd(data: Buffer, offset: number, regularFile: boolean): number {
+  if (regularFile || data.length - offset <= PIPE_BUF) return data.length;
   const newline = data.lastIndexOf(10, offset + PIPE_BUF - 1);
   if (newline >= offset) return newline + 1;
   const longLineEnd = data.indexOf(10, offset + PIPE_BUF);
   return longLineEnd < 0 ? data.length : longLineEnd + 1;
+}
+
+function isRegularFile(fd: number): boolean {
+  try {
+    return fstatSync(fd).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** What Atomics.wait sleeps on while a forced flush waits out a full pipe. */
@@ -64,13 +86,16 @@ export class BatchedLogSink {
   private timer: NodeJS.Timeout | undefined;
   private broken = false;
   private readonly minLength: number;
+  /** A regular file, which takes a batch in one write (see the top of this file). */
+  private readonly regularFile: boolean;
   private readonly flushMs: number;
 
   constructor(
     private readonly fd: number,
     options: LogSinkOptions = {},
   ) {
-    this.minLength = options.minLength ?? LOG_BUFFER_BYTES;
+    this.regularFile = isRegularFile(fd);
+    this.minLength = options.minLength ?? (this.regularFile ? LOG_FILE_BUFFER_BYTES : LOG_BUFFER_BYTES);
     this.flushMs = options.flushMs ?? LOG_FLUSH_MS;
     open.add(this);
     if (!exitHooked) {
@@ -126,7 +151,7 @@ export class BatchedLogSink {
     let offset = 0;
     while (offset < data.length) {
       try {
-        offset += writeSync(this.fd, data, offset, chunkEnd(data, offset) - offset);
+        offset += writeSync(this.fd, data, offset, chunkEnd(data, offset, this.regularFile) - offset);
         continue;
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') {

@@ -52,6 +52,31 @@ describe('the server log sink', () => {
     sink.end();
   });
 
+  it('holds 64 KB of lines for a regular file before writing them in one batch, but only 4 KB for a pipe', async () => {
+    const lines = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => line(from + i)).join('');
+    // The lines that stay under 64 KB (about 600 of about 108 bytes): 50 of them are over 4 KB.
+    let under = 0;
+    while (lines(0, under + 1).length < 64 * 1024) under++;
+    const toFile = new BatchedLogSink(fd, { flushMs: 60_000 });
+    for (let i = 0; i < under; i++) toFile.write(line(i));
+    expect(written()).toBe('');
+    toFile.write(line(under));
+    expect(written()).toBe(lines(0, under + 1));
+    toFile.end();
+
+    const out = openSync(path.join(dir, 'cat-out'), 'w');
+    const cat = spawn('cat', [], { stdio: ['pipe', out, 'ignore'] });
+    children.push(cat);
+    closeSync(out);
+    const pipeFd = (cat.stdin as unknown as { _handle: { fd: number } })._handle.fd;
+    const toPipe = new BatchedLogSink(pipeFd, { flushMs: 60_000 });
+    for (let i = 0; i < 50; i++) toPipe.write(line(i));
+    // The flush delay is a minute: only the 4 KB batch can have sent these.
+    await until(() => readFileSync(path.join(dir, 'cat-out'), 'utf8').length >= 4096);
+    expect(lines(0, 50).startsWith(readFileSync(path.join(dir, 'cat-out'), 'utf8'))).toBe(true);
+    toPipe.end();
+  });
+
   it('neither throws nor blocks on a pipe nobody reads, and delivers every line in order once it is read', async () => {
     // cat, stopped: the pipe to it fills up (EAGAIN on a non-blocking pipe) until it is resumed.
     const out = openSync(path.join(dir, 'cat-out'), 'w');
