@@ -1,7 +1,11 @@
+import { Writable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createPool } from '../../src/db/pool.js';
+import { loggerOptions } from '../../src/logging.js';
+import { LazyRequestLogger, writeCompletedLine } from '../../src/request-log-controller.js';
 import { testConfig } from '../helpers/app.js';
 import { captureLogs } from '../security/support.js';
 
@@ -137,5 +141,67 @@ describe('request log lines', () => {
     expect(lines.find((l) => l.reqId === 'req-500' && l.msg === 'request completed')).toMatchObject({
       res: { statusCode: 500 },
     });
+  });
+});
+
+describe('the completion line, written without pino’s general path', () => {
+  const requests = [
+    { url: '/api/v1/instant/?q=17+km+in+miles', ua: 'curl/8.5.0', host: '127.0.0.1:8000', status: 200, time: 1.234567 },
+    { url: '/api/v1/web/?q="quoted"\\back&api_key=sekret', ua: undefined, host: undefined, status: 429, time: 0 },
+    {
+      url: '/api/v1/web/?q=caf%C3%A9+ünïcödé+日本',
+      ua: 'Mozilla/5.0 "x" \\ é',
+      host: 'sift.example',
+      status: 503,
+      time: 12.5,
+    },
+    { url: '/status/health', ua: 'probe', host: 'h', status: 200, time: Number.POSITIVE_INFINITY },
+  ];
+  const fieldsOf = (r: (typeof requests)[number]) => ({
+    req: { method: 'GET', url: r.url, hostname: r.host, ip: '10.0.0.7', headers: { 'user-agent': r.ua } },
+    res: { statusCode: r.status },
+    responseTime: r.time,
+  });
+  /** A line with its time (the one field that differs between two writes) taken out. */
+  const timeless = (line: string) => line.replace(/,"time":\d+/, '');
+
+  it('is byte for byte the line pino writes for the same request, at info and debug', () => {
+    const logs = captureLogs();
+    for (const [i, r] of requests.entries()) {
+      for (const level of ['info', 'debug'] as const) {
+        expect(writeCompletedLine(logs.logger, level, { reqId: `req-${i}` }, fieldsOf(r), 'request completed')).toBe(
+          true,
+        );
+        logs.logger[level](Object.assign({ reqId: `req-${i}` }, fieldsOf(r)), 'request completed');
+      }
+    }
+    const lines = logs.lines();
+    expect(lines).toHaveLength(requests.length * 4);
+    for (let i = 0; i < lines.length; i += 2) expect(timeless(lines[i]!)).toBe(timeless(lines[i + 1]!));
+    expect(lines.join('\n')).not.toContain('sekret');
+  });
+
+  it('goes through pino for a logger whose lines pino writes otherwise (a mixin)', () => {
+    let text = '';
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        text += chunk.toString();
+        done();
+      },
+    });
+    const options = loggerOptions({ LOG_LEVEL: 'info' }) as pino.LoggerOptions;
+    const logger = pino({ ...options, transport: undefined, mixin: () => ({ worker: 3 }) }, sink);
+    const lazy = new LazyRequestLogger(logger as unknown as FastifyBaseLogger, { reqId: 'req-mixin' });
+    lazy.completed('info', fieldsOf(requests[0]!), 'request completed');
+    expect(
+      writeCompletedLine(
+        logger as unknown as FastifyBaseLogger,
+        'info',
+        {},
+        fieldsOf(requests[0]!),
+        'request completed',
+      ),
+    ).toBe(false);
+    expect(JSON.parse(text)).toMatchObject({ worker: 3, reqId: 'req-mixin', res: { statusCode: 200 } });
   });
 });
