@@ -47,7 +47,7 @@ export class LazyRequestLogger implements FastifyBaseLogger {
   /** The completion line of a request (fields as SiftLogController gives them), through writeCompletedLine when it can. */
   completed(level: 'info' | 'debug', fields: CompletedFields, msg: string): void {
     if (this.#child || (this.parent as MaybeLevelAware).isLevelEnabled?.(level) === false) {
-      this.line(level, fields as unknown as Record<string, unknown>, msg);
+      this.line(level, fields, msg);
     } else if (!writeCompletedLine(this.parent, level, this.bindingsOf, fields, msg)) {
       this.parent[level](Object.assign({}, this.bindingsOf, fields), msg);
     }
@@ -101,11 +101,12 @@ export function lazyRequestLogger(
 }
 
 /** The fields of a request's completion line, in the line's order. */
-export interface CompletedFields {
+// A type, not an interface: it is also a Record<string, unknown> for the lines pino writes.
+export type CompletedFields = {
   req: unknown;
   res: { statusCode: number };
   responseTime: number;
-}
+};
 
 type Level = 'info' | 'debug';
 /** pino's own fields on a logger (`pino.symbols`: its documented hooks into its internals). */
@@ -218,27 +219,17 @@ export class SiftLogController extends LogController {
   }
 
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
-    if (!error && reply.log instanceof LazyRequestLogger) {
-      const fields: CompletedFields = {
-        req: request,
-        res: { statusCode: reply.statusCode },
-        responseTime: reply.elapsedTime,
-      };
-      reply.log.completed(isMonitorPoll(request.url) ? 'debug' : 'info', fields, 'request completed');
-      return;
-    }
-    const line: Record<string, unknown> = {
+    const fields: CompletedFields = {
       req: request,
       res: { statusCode: reply.statusCode },
       responseTime: reply.elapsedTime,
     };
-    let level: 'info' | 'debug' | 'error' = 'info';
-    let msg = 'request completed';
     if (error) {
-      line.err = error;
-      level = 'error';
-      msg = 'request errored';
-    } else if (isMonitorPoll(request.url)) level = 'debug';
-    requestLine(reply.log, level, line, msg);
+      requestLine(reply.log, 'error', Object.assign({}, fields, { err: error }), 'request errored');
+      return;
+    }
+    const level = isMonitorPoll(request.url) ? 'debug' : 'info';
+    if (reply.log instanceof LazyRequestLogger) reply.log.completed(level, fields, 'request completed');
+    else reply.log[level](fields, 'request completed');
   }
 }

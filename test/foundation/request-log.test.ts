@@ -1,10 +1,7 @@
-import { Writable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createPool } from '../../src/db/pool.js';
-import { loggerOptions } from '../../src/logging.js';
 import { LazyRequestLogger, writeCompletedLine } from '../../src/request-log-controller.js';
 import { testConfig } from '../helpers/app.js';
 import { captureLogs } from '../security/support.js';
@@ -182,26 +179,10 @@ describe('the completion line, written without pino’s general path', () => {
   });
 
   it('goes through pino for a logger whose lines pino writes otherwise (a mixin)', () => {
-    let text = '';
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        text += chunk.toString();
-        done();
-      },
-    });
-    const options = loggerOptions({ LOG_LEVEL: 'info' }) as pino.LoggerOptions;
-    const logger = pino({ ...options, transport: undefined, mixin: () => ({ worker: 3 }) }, sink);
-    const lazy = new LazyRequestLogger(logger as unknown as FastifyBaseLogger, { reqId: 'req-mixin' });
+    const logs = captureLogs({ mixin: () => ({ worker: 3 }) });
+    const lazy = new LazyRequestLogger(logs.logger, { reqId: 'req-mixin' });
     lazy.completed('info', fieldsOf(requests[0]!), 'request completed');
-    expect(
-      writeCompletedLine(
-        logger as unknown as FastifyBaseLogger,
-        'info',
-        {},
-        fieldsOf(requests[0]!),
-        'request completed',
-      ),
-    ).toBe(false);
-    expect(JSON.parse(text)).toMatchObject({ worker: 3, reqId: 'req-mixin', res: { statusCode: 200 } });
+    expect(writeCompletedLine(logs.logger, 'info', {}, fieldsOf(requests[0]!), 'request completed')).toBe(false);
+    expect(JSON.parse(logs.lines()[0]!)).toMatchObject({ worker: 3, reqId: 'req-mixin', res: { statusCode: 200 } });
   });
 });

@@ -20,7 +20,7 @@ export interface LogCapture {
   lines(): string[];
 }
 
-export function captureLogs(): LogCapture {
+export function captureLogs(extra: pino.LoggerOptions = {}): LogCapture {
   let text = '';
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -29,7 +29,7 @@ export function captureLogs(): LogCapture {
     },
   });
   const options = loggerOptions({ LOG_LEVEL: 'trace' }) as pino.LoggerOptions;
-  const logger = pino({ ...options, transport: undefined }, sink) as unknown as FastifyBaseLogger;
+  const logger = pino({ ...options, transport: undefined, ...extra }, sink) as unknown as FastifyBaseLogger;
   return {
     logger,
     text: () => text,
