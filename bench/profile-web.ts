@@ -2,7 +2,7 @@
  * Ad-hoc profiling helper: Sift (dist/) under load (web search by default) against every upstream's fake.
  * PROF=1 writes a V8 CPU profile to bench/results/ (open it in Chrome DevTools).
  * W=<WORKERS> (default 1), C=<connections> (default 100), KEYS=<API keys the load rotates over> (default 500), D=<seconds> (default 10), LL=<log level> (default info),
- * FLOOR=1 puts the fan-out floor (bench/floor-fanout.ts) under the same load instead of Sift.
+ * FLOOR=1 puts the fan-out floor (bench/floor-fanout.ts) under the same load instead of Sift, FLOOR=json the bare JSON route (bench/floor-json.ts).
  * SIFT_LOG=<file for Sift's stdout> (default: discarded), SIFT_NODE_OPTIONS=<NODE_OPTIONS for Sift only>, SIFT_NODE_ARGS=<node flags of the server under load, Sift or the floor>,
  * P=<path and query up to the query text> (default /api/v1/web/?q=prof+; e.g. /api/v1/suggest/?q=prof+), the
  * request counter appended, or put where P says {n}; several paths separated by spaces are taken in turn
@@ -37,7 +37,15 @@ const floor = Boolean(process.env.FLOOR);
 const child = floor
   ? spawn(
       process.execPath,
-      [...profFlags, ...nodeArgs, '--import', 'tsx', 'bench/floor-fanout.ts', JSON.stringify(fakes.env)],
+      [
+        ...profFlags,
+        ...nodeArgs,
+        '--import',
+        'tsx',
+        ...(process.env.FLOOR === 'json'
+          ? ['bench/floor-json.ts']
+          : ['bench/floor-fanout.ts', JSON.stringify(fakes.env)]),
+      ],
       {
         cwd: root,
         stdio: ['ignore', 'pipe', 'inherit'],
