@@ -1,4 +1,4 @@
-import { leadingAmount, splitsAround } from './amount.js';
+import { connectorList, leadingAmount, splitsAround } from './amount.js';
 import {
   PLAIN_WORD,
   formatNumber,
@@ -102,7 +102,7 @@ export function flagOf(code: string): string {
 
 const V = Object.values(CURRENCY_VOCABULARY);
 const NAMES = new Map<string, string>(V.flatMap((v) => Object.entries(v.names)));
-const CONNECTORS = [...new Set(V.flatMap((v) => v.connectors))];
+const CONNECTORS = connectorList([...new Set(V.flatMap((v) => v.connectors))]);
 const afterPrefix = prefixMatcher(V.flatMap((v) => v.prefixes));
 const beforeSuffix = suffixMatcher(V.flatMap((v) => v.suffixes));
 

@@ -1,4 +1,4 @@
-import { leadingAmount, splitsAround } from './amount.js';
+import { connectorList, leadingAmount, splitsAround } from './amount.js';
 import { PLAIN_WORD, alternation, formatNumber, prefixMatcher, roundSignificant, spaceArrows } from './text.js';
 import type { AnswerFields, InstantHandler } from './types.js';
 import { CATEGORIES, type CategoryDef, type UnitDef } from './units-data.js';
@@ -21,7 +21,7 @@ type Candidate = { category: CategoryDef; unit: UnitDef };
 
 const V = Object.values(UNIT_VOCABULARY);
 const NAMES = new Map<string, string>(V.flatMap((v) => Object.entries(v.names)));
-const CONNECTORS = [...new Set(V.flatMap((v) => v.connectors))].sort((a, b) => b.length - a.length);
+const CONNECTORS = connectorList([...new Set(V.flatMap((v) => v.connectors))].sort((a, b) => b.length - a.length));
 const ARTICLES = new Set(V.flatMap((v) => v.articles));
 const afterPrefix = prefixMatcher(V.flatMap((v) => v.prefixes));
 const HOW_MANY = new RegExp(
