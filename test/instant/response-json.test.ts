@@ -38,6 +38,17 @@ describe('instant answers: the JSON of a response', () => {
     expect(unitAnswers).toBeGreaterThan(500);
   });
 
+  it('leaves the unit answer it writes as it was: the same list of units, shared with every answer of its category', async () => {
+    const first = await response('17 km in miles');
+    const second = await response('3 m in feet');
+    const units = (first.answer?.payload as { units: unknown }).units;
+    expect(Array.isArray(units)).toBe(true);
+    expect(instantResponseJson(first)).toContain('"units":[{');
+    expect((first.answer?.payload as { units: unknown }).units).toBe(units);
+    expect((second.answer?.payload as { units: unknown }).units).toBe(units);
+    expect(instantResponseJson(first)).toBe(JSON.stringify(first));
+  });
+
   it('is JSON.stringify’s text whatever the query holds, the stand-in’s own text included', async () => {
     const unit = await response('17 km in miles');
     expect(unit.answer?.type).toBe('unit');

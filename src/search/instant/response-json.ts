@@ -18,11 +18,18 @@ const STAND_IN = ',"units":0}';
 export function instantResponseJson(body: InstantResponse): string {
   // Only a payload holding one of units.ts's lists finds its JSON; any other payload (or none) does not.
   const payload = body.answer?.payload as { units?: unknown } | null | undefined;
-  const unitsJson = payloadUnitsJson(payload?.units);
+  const units = payload?.units;
+  const unitsJson = payloadUnitsJson(units);
   if (unitsJson === undefined) return JSON.stringify(body);
-  // Copies with the same keys in the same order, the list replaced by its stand-in.
-  const answer = Object.assign({}, body.answer, { payload: Object.assign({}, payload, { units: 0 }) });
-  const json = JSON.stringify({ query: body.query, answer });
+  // The list is swapped for its stand-in in place and put back at once: copying the answer and its
+  // payload to leave them untouched cost more than writing the rest of the answer.
+  let json: string;
+  (payload as { units: unknown }).units = 0;
+  try {
+    json = JSON.stringify(body);
+  } finally {
+    (payload as { units: unknown }).units = units;
+  }
   const at = json.lastIndexOf(STAND_IN);
   if (at < 0) return JSON.stringify(body);
   return `${json.slice(0, at)},"units":${unitsJson}}${json.slice(at + STAND_IN.length)}`;
