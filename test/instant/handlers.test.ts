@@ -4,7 +4,7 @@ import type { WeatherReport } from '../../src/providers/openmeteo/forecast.js';
 import type { Gathered, ProviderTask, Upstream } from '../../src/providers/types.js';
 import { hashesOf } from '../../src/search/instant/hash.js';
 import { INSTANT_MAX_QUERY, instantAnswer } from '../../src/search/instant/index.js';
-import { mathHandler, toExpression, tokenize } from '../../src/search/instant/math.js';
+import { bitLength, mathHandler, toExpression, tokenize } from '../../src/search/instant/math.js';
 import { HANDLERS } from '../../src/search/instant/registry.js';
 import type { RatesStore, RateTable } from '../../src/search/instant/rates-store.js';
 import type { InstantContext, InstantDeps, InstantHandler } from '../../src/search/instant/types.js';
@@ -985,6 +985,35 @@ describe('instant answers: fuzzed queries', () => {
       { numRuns: 1500 },
     );
     expect(warnings).toEqual([]);
+  });
+});
+
+describe('maths: the size of an integer against the limits', () => {
+  it('counts four bits per hex digit of the magnitude, for small and large integers of either sign', () => {
+    const hexBits = (v: bigint) => (v === 0n ? 0 : (v < 0n ? -v : v).toString(16).length * 4);
+    const edges = [
+      0n,
+      1n,
+      15n,
+      16n,
+      255n,
+      256n,
+      0xfffffffn,
+      0x10000000n,
+      0xffffffffn,
+      0x100000000n,
+      2n ** 64n,
+      10n ** 40n,
+    ];
+    for (const v of edges) {
+      expect(bitLength(v)).toBe(hexBits(v));
+      expect(bitLength(-v)).toBe(hexBits(v));
+    }
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(2n ** 80n), max: 2n ** 80n }), (v) => {
+        expect(bitLength(v)).toBe(hexBits(v));
+      }),
+    );
   });
 });
 

@@ -51,9 +51,15 @@ const float = (v: number): Value => {
 };
 const num = (x: Value): number => (x.int ? Number(x.v) : x.v);
 
-function bitLength(v: bigint): number {
+/** Bits of |v| counted in hex digits (4 per digit): an upper bound, used only against the limits. */
+export function bitLength(v: bigint): number {
   const a = v < 0n ? -v : v;
-  return a === 0n ? 0 : a.toString(16).length * 4;
+  // The usual integer fits 32 bits: its digits are counted without writing it out.
+  if (a <= 0xffffffffn) {
+    const x = Number(a);
+    return x === 0 ? 0 : ((35 - Math.clz32(x)) >> 2) * 4;
+  }
+  return a.toString(16).length * 4;
 }
 
 /** An integer-valued float as an integer, when it is exactly one (beyond 2^53 a double's digits are noise). */
@@ -65,8 +71,15 @@ function fromIntegralFloat(x: number): Value {
 
 type Token = { t: 'num'; value: Value } | { t: 'id'; name: string } | { t: 'op'; op: string };
 
-const NUMBER_RE = /^(?:0x[0-9a-f]+|0b[01]+|0o[0-7]+|(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?)/i;
-const ID_RE = /^[a-z_][a-z0-9_]*/i;
+// Sticky: each is tried at the tokenizer's position (lastIndex), without a copy of the rest of the text.
+const NUMBER_RE = /(?:0x[0-9a-f]+|0b[01]+|0o[0-7]+|(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?)/iy;
+const ID_RE = /[a-z_][a-z0-9_]*/iy;
+
+/** The match of a sticky regex at `at`, or null. */
+function matchAt(re: RegExp, text: string, at: number): string | null {
+  re.lastIndex = at;
+  return re.exec(text)?.[0] ?? null;
+}
 
 function readNumber(text: string): Value {
   const lower = text.toLowerCase();
@@ -93,18 +106,17 @@ export function tokenize(expr: string): Token[] | null {
       i++;
       continue;
     }
-    const rest = expr.slice(i);
-    const n = NUMBER_RE.exec(rest);
-    if (n && /[\d.]/.test(ch)) {
-      tokens.push({ t: 'num', value: readNumber(n[0]) });
-      i += n[0].length;
-    } else if (ID_RE.test(rest)) {
-      const id = ID_RE.exec(rest)![0];
+    const n = /[\d.]/.test(ch) ? matchAt(NUMBER_RE, expr, i) : null;
+    const id = n === null ? matchAt(ID_RE, expr, i) : null;
+    if (n !== null) {
+      tokens.push({ t: 'num', value: readNumber(n) });
+      i += n.length;
+    } else if (id !== null) {
       const name = id.toLowerCase();
       if (!KNOWN_NAMES.has(name)) return null;
       tokens.push({ t: 'id', name });
       i += id.length;
-    } else if (rest.startsWith('**')) {
+    } else if (expr.startsWith('**', i)) {
       tokens.push({ t: 'op', op: '^' });
       i += 2;
     } else if ('+-*/^%!(),°'.includes(ch)) {
