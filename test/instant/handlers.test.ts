@@ -871,6 +871,25 @@ describe('instant answers: a handler that throws', () => {
     expect(warnings[0]).toMatchObject({ handler: 'broken' });
   });
 
+  it('is logged on the request’s logger when the request brings one, not on the shared one', async () => {
+    const shared: unknown[] = [];
+    const own: unknown[] = [];
+    const broken: InstantHandler = {
+      type: 'broken',
+      answer() {
+        throw new Error('boom');
+      },
+    };
+    const a = await instantAnswer(
+      { ...deps, log: { warn: (obj) => shared.push(obj) } },
+      { q: '2+2', lang: '', ip: '', userAgent: '', log: { warn: (obj) => own.push(obj) } },
+      [broken, ...HANDLERS],
+    );
+    expect(a).toMatchObject({ type: 'math', raw: 4 });
+    expect(own).toEqual([expect.objectContaining({ handler: 'broken' })]);
+    expect(shared).toEqual([]);
+  });
+
   it('a handler whose promise rejects is skipped and logged; the handlers after it still answer', async () => {
     const warnings: unknown[] = [];
     const rejecting: InstantHandler = { type: 'rejecting', answer: () => Promise.reject(new Error('no rates')) };

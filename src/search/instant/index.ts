@@ -40,14 +40,18 @@ export function instantAnswer(
   const q = request.q.trim();
   // A string has at least as many UTF-16 units as code points: only a long one needs counting.
   if (q === '' || (q.length > INSTANT_MAX_QUERY && codePoints(q) > INSTANT_MAX_QUERY)) return null;
-  // Object.assign, not `{ ...request, text, … }`: on Node 20's V8 a spread followed by new keys takes a
-  // slow path (about 0.7 µs a key), which cost more than most handlers.
-  const ctx: InstantContext = Object.assign({}, request, {
+  // A literal of the request's fields, not a copy of the request (Object.assign or a spread): a copy
+  // takes V8's generic property-by-property path, about 1,800 instructions a query (callgrind).
+  const ctx: InstantContext = {
     q,
+    lang: request.lang,
+    ip: request.ip,
+    userAgent: request.userAgent,
+    log: request.log,
     text: normalise(q),
     deps,
     now: deps.now?.() ?? new Date(),
-  });
+  };
   return answerFrom(ctx, handlers, 0);
 }
 
@@ -82,7 +86,7 @@ function answerFrom(
 }
 
 function skipped(ctx: InstantContext, handler: InstantHandler, err: unknown): void {
-  ctx.deps.log?.warn({ err, handler: handler.type }, 'instant answer handler failed; skipped');
+  (ctx.log ?? ctx.deps.log)?.warn({ err, handler: handler.type }, 'instant answer handler failed; skipped');
 }
 
 function answerOf(ctx: InstantContext, handler: InstantHandler, fields: AnswerFields): InstantAnswer {

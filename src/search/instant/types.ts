@@ -37,6 +37,8 @@ export interface InstantRequest {
   /** The client's address as the app resolves it (TRUST_PROXY aware); "" when unknown. */
   ip: string;
   userAgent: string;
+  /** Where a handler that fails is logged (the request's logger); else `deps.log`. */
+  log?: InstantLog;
 }
 
 export interface InstantContext extends InstantRequest {
