@@ -1,0 +1,37 @@
+/*
+ * The instant answers' cost in instructions, which do not move with the machine's load as times do:
+ * `instantAnswer` and the response's JSON for the six queries of `npm run bench` (bench/instant-queries.ts),
+ * a new number in each, 2 × N calls in all, from a build (DIST, default dist; `npm run build` first).
+ *
+ * Run it twice under callgrind, with two values of N, and divide the difference by the difference in calls:
+ *   for n in 10000 30000; do DIST=dist N=$n valgrind --tool=callgrind --callgrind-out-file=/tmp/cg-$n.out \
+ *     node bench/instant-instructions.mjs; done
+ *   → (Collected at N=30000 − Collected at N=10000) / 40000 = instructions a call, start-up and compilation
+ *   left out. callgrind_annotate on both files, subtracted the same way, gives them by function (V8's
+ *   builtins and runtime by name; compiled JavaScript as bare addresses).
+ * Compare two builds by copying one to another folder inside the project (DIST=dist-a). About 2 minutes a run.
+ */
+const dist = process.env.DIST ?? 'dist';
+const { instantAnswer } = await import(`../${dist}/search/instant/index.js`);
+const { instantResponseJson } = await import(`../${dist}/search/instant/response-json.js`);
+// The same queries as bench/instant-queries.ts (a TypeScript module: this script runs on plain node, as fast as the server).
+const QUERIES = [
+  (n) => `${n} * 7 + 3`,
+  (n) => `${n} km in miles`,
+  (n) => `md5 hello ${n}`,
+  (n) => `${n} in hex`,
+  (n) => `unix ${1_700_000_000 + n}`,
+  (n) => `base64 encode hello ${n}`,
+];
+// No upstream and no rates: none of the six waits for one.
+const deps = { config: {}, upstream: {}, rates: { current: async () => null, reset() {} } };
+const N = Number(process.env.N ?? 20000);
+let bytes = 0;
+for (let i = 0; i < 2 * N; i++) {
+  const q = QUERIES[i % QUERIES.length](i);
+  const answer = instantAnswer(deps, { q, lang: '', ip: '127.0.0.1', userAgent: 'bench' });
+  if (answer === null || answer instanceof Promise) throw new Error(`no synchronous answer for ${q}`);
+  bytes += instantResponseJson({ query: q, answer }).length;
+}
+// Printed so that no call can be left out as unused; the same for two builds that answer alike.
+console.log(`${2 * N} calls, ${bytes} bytes of JSON`);
