@@ -41,11 +41,12 @@ describe('instant answers: the JSON of a response', () => {
   it('leaves the unit answer it writes as it was: the same list of units, shared with every answer of its category', async () => {
     const first = await response('17 km in miles');
     const second = await response('3 m in feet');
-    const units = (first.answer?.payload as { units: unknown }).units;
+    const unitsOf = (body: InstantResponse) => (body.answer?.payload as { units?: unknown } | undefined)?.units;
+    const units = unitsOf(first);
     expect(Array.isArray(units)).toBe(true);
     expect(instantResponseJson(first)).toContain('"units":[{');
-    expect((first.answer?.payload as { units: unknown }).units).toBe(units);
-    expect((second.answer?.payload as { units: unknown }).units).toBe(units);
+    expect(unitsOf(first)).toBe(units);
+    expect(unitsOf(second)).toBe(units);
     expect(instantResponseJson(first)).toBe(JSON.stringify(first));
   });
 
