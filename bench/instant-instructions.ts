@@ -5,30 +5,30 @@
  *
  * Run it twice under callgrind, with two values of N, and divide the difference by the difference in calls:
  *   for n in 10000 30000; do DIST=dist N=$n valgrind --tool=callgrind --callgrind-out-file=/tmp/cg-$n.out \
- *     node bench/instant-instructions.mjs; done
+ *     node --import tsx bench/instant-instructions.ts; done
  *   → (Collected at N=30000 − Collected at N=10000) / 40000 = instructions a call, start-up and compilation
  *   left out. callgrind_annotate on both files, subtracted the same way, gives them by function (V8's
  *   builtins and runtime by name; compiled JavaScript as bare addresses).
  * Compare two builds by copying one to another folder inside the project (DIST=dist-a). About 2 minutes a run.
  */
+import type { InstantResponse } from '../src/search/instant/index.js';
+import type { InstantAnswer, InstantDeps, InstantRequest } from '../src/search/instant/types.js';
+import { INSTANT_QUERIES } from './instant-queries.js';
+
 const dist = process.env.DIST ?? 'dist';
-const { instantAnswer } = await import(`../${dist}/search/instant/index.js`);
-const { instantResponseJson } = await import(`../${dist}/search/instant/response-json.js`);
-// The same queries as bench/instant-queries.ts (a TypeScript module: this script runs on plain node, as fast as the server).
-const QUERIES = [
-  (n) => `${n} * 7 + 3`,
-  (n) => `${n} km in miles`,
-  (n) => `md5 hello ${n}`,
-  (n) => `${n} in hex`,
-  (n) => `unix ${1_700_000_000 + n}`,
-  (n) => `base64 encode hello ${n}`,
-];
+// The build's own modules (compiled by tsc, as the server runs them), not the sources through tsx.
+const { instantAnswer } = (await import(`../${dist}/search/instant/index.js`)) as {
+  instantAnswer: (deps: InstantDeps, request: InstantRequest) => InstantAnswer | null | Promise<InstantAnswer | null>;
+};
+const { instantResponseJson } = (await import(`../${dist}/search/instant/response-json.js`)) as {
+  instantResponseJson: (body: InstantResponse) => string;
+};
 // No upstream and no rates: none of the six waits for one.
-const deps = { config: {}, upstream: {}, rates: { current: async () => null, reset() {} } };
+const deps = { config: {}, upstream: {}, rates: { current: async () => null, reset() {} } } as unknown as InstantDeps;
 const N = Number(process.env.N ?? 20000);
 let bytes = 0;
 for (let i = 0; i < 2 * N; i++) {
-  const q = QUERIES[i % QUERIES.length](i);
+  const q = INSTANT_QUERIES[i % INSTANT_QUERIES.length]!(i);
   const answer = instantAnswer(deps, { q, lang: '', ip: '127.0.0.1', userAgent: 'bench' });
   if (answer === null || answer instanceof Promise) throw new Error(`no synchronous answer for ${q}`);
   bytes += instantResponseJson({ query: q, answer }).length;
