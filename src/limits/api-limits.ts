@@ -297,8 +297,9 @@ export function registerApiLimits(app: FastifyInstance): void {
   });
 
   app.addHook('onSend', (request, reply, payload, done) => {
-    reply.header('RateLimit-Policy', policy);
-    if (request.rateLimit) reply.header('RateLimit', rateLimitHeader(request.rateLimit));
+    // Lower case, as Fastify stores header names (app.ts says why).
+    reply.header('ratelimit-policy', policy);
+    if (request.rateLimit) reply.header('ratelimit', rateLimitHeader(request.rateLimit));
     done(null, payload);
   });
 
