@@ -178,6 +178,27 @@ describe('the completion line, written without pino’s general path', () => {
     expect(lines.join('\n')).not.toContain('sekret');
   });
 
+  it('is byte for byte the line pino writes when the res serializer gives more than the status code', () => {
+    const resSerializers: ((res: { statusCode: number }) => unknown)[] = [
+      (res) => ({ statusCode: res.statusCode, ok: res.statusCode < 400 }),
+      (res) => ({ code: res.statusCode }),
+      (res) => ({ statusCode: String(res.statusCode) }),
+      () => null,
+    ];
+    for (const res of resSerializers) {
+      const logs = captureLogs({ serializers: { res } });
+      for (const [i, r] of requests.entries()) {
+        expect(writeCompletedLine(logs.logger, 'info', { reqId: `req-${i}` }, fieldsOf(r), 'request completed')).toBe(
+          true,
+        );
+        logs.logger.info(Object.assign({ reqId: `req-${i}` }, fieldsOf(r)), 'request completed');
+      }
+      const lines = logs.lines();
+      expect(lines).toHaveLength(requests.length * 2);
+      for (let i = 0; i < lines.length; i += 2) expect(timeless(lines[i]!)).toBe(timeless(lines[i + 1]!));
+    }
+  });
+
   it('goes through pino for a logger whose lines pino writes otherwise (a mixin)', () => {
     const logs = captureLogs({ mixin: () => ({ worker: 3 }) });
     const lazy = new LazyRequestLogger(logs.logger, { reqId: 'req-mixin' });
