@@ -206,6 +206,14 @@ const CASES: Case[] = [
   ['rebeccapurple color', { type: 'color', hex: '#663399' }],
   ['navy to hex', { type: 'color', hex: '#000080' }],
   ['#ABCDEF', { type: 'color', hex: '#ABCDEF', r: 171, g: 205, b: 239 }],
+  // every written form in capitals and without parentheses too (each is looked for by its first character)
+  ['RGB(1, 2, 3)', { type: 'color', hex: '#010203' }],
+  ['Rgba(10 20 30 / 50%)', { type: 'color', hex: '#0A141E' }],
+  ['HSLA(240, 100%, 50%, 0.3)', { type: 'color', hex: '#0000FF' }],
+  ['rgb 255 0 0', { type: 'color', hex: '#FF0000' }],
+  ['Hsl 120 100 25', { type: 'color', hex: '#008000' }],
+  ['color #0F0', { type: 'color', hex: '#00FF00' }],
+  ['HSL(120, 100%, 25%) to hex', { type: 'color', hex: '#008000', hsl: 'hsl(120, 100%, 25%)' }],
   // worldclock (NOW = 2024-07-01T12:00:00Z)
   [
     'time in tokyo',
