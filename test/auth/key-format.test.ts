@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { presentedKey } from '../../src/auth/api-key-auth.js';
 import {
@@ -143,5 +144,43 @@ describe('passwords', () => {
   it('refuses passwords shorter than 8 characters', () => {
     expect(passwordProblem('short')).toMatch(/at least 8/);
     expect(passwordProblem('long enough')).toBeNull();
+  });
+});
+
+describe('parseKey against the regular expressions it replaces', () => {
+  it('accepts and splits exactly the keys /^[0-9a-f]{8}$/ and /^[A-Za-z0-9_-]{1,512}$/ accept', () => {
+    const reference = (presented: string) => {
+      let value = presented.trim();
+      if (value.startsWith('svc_sk_')) value = value.slice(7);
+      const dot = value.indexOf('.');
+      if (dot < 0) return null;
+      const prefix = value.slice(0, dot);
+      const secret = value.slice(dot + 1);
+      return /^[0-9a-f]{8}$/.test(prefix) && /^[A-Za-z0-9_-]{1,512}$/.test(secret) ? { prefix, secret } : null;
+    };
+    // Characters at and around the edges of each range, and beyond ASCII.
+    const char = fc.constantFrom(...'0189afgAFGZz`{@[/:-_.~ \u00e9\u0130\u212a', ...'abcdef0123456789'.split(''));
+    const part = (max: number) => fc.array(char, { maxLength: max }).map((c) => c.join(''));
+    const key = fc.oneof(
+      fc.tuple(part(10), part(20)).map(([p, s]) => `svc_sk_${p}.${s}`),
+      fc.tuple(part(10), part(20)).map(([p, s]) => `${p}.${s}`),
+      fc
+        .tuple(fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 8, maxLength: 8 }), fc.nat(600))
+        .map(([p, n]) => `${p}.${'a'.repeat(n)}`),
+      // Eight characters, most of them hex digits and the rest just outside the range.
+      fc
+        .tuple(
+          fc.string({ unit: fc.constantFrom(...'0123456789abcdef0123456789abcdefgAF`/:'), minLength: 8, maxLength: 8 }),
+          part(6),
+        )
+        .map(([p, s]) => `svc_sk_${p}.${s}`),
+      fc.string(),
+    );
+    fc.assert(
+      fc.property(key, (presented) => {
+        expect(parseKey(presented)).toEqual(reference(presented));
+      }),
+      { numRuns: 5000 },
+    );
   });
 });
