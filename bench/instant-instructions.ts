@@ -10,7 +10,18 @@
  *   left out. callgrind_annotate on both files, subtracted the same way, gives them by function (V8's
  *   builtins and runtime by name; compiled JavaScript as bare addresses).
  * Compare two builds by copying one to another folder inside the project (DIST=dist-a). About 2 minutes a run.
+ *
+ * Steadier (on 2026-11-28 the difference above moved by up to 15 % between runs of one build, as
+ * V8 optimized the code sooner or later under valgrind): WARM=<calls> runs that many calls
+ * uncounted, then switches the counting on, so that only the 2 × N calls after them are counted:
+ *   DIST=dist WARM=100000 N=10000 valgrind --tool=callgrind --instr-atstart=no \
+ *     --callgrind-out-file=/tmp/cg.out node --import tsx bench/instant-instructions.ts
+ *   → Collected / 20000 = instructions a call (about 50 s). Two runs of one build: 58,526 and
+ *   61,482; WARM=20000 was not enough (66,457 to 90,756). The rest of the spread is V8's compiled
+ *   code itself: compare two builds by the builtins a change touches too (callgrind_annotate),
+ *   which are named and move by less than 0.1 % between runs.
  */
+import { spawnSync } from 'node:child_process';
 import type { InstantResponse } from '../src/search/instant/index.js';
 import type { InstantAnswer, InstantDeps, InstantRequest } from '../src/search/instant/types.js';
 import { INSTANT_QUERIES } from './instant-queries.js';
@@ -27,11 +38,22 @@ const { instantResponseJson } = (await import(`../${dist}/search/instant/respons
 const deps = { config: {}, upstream: {}, rates: { current: async () => null, reset() {} } } as unknown as InstantDeps;
 const N = Number(process.env.N ?? 20000);
 let bytes = 0;
-for (let i = 0; i < 2 * N; i++) {
-  const q = INSTANT_QUERIES[i % INSTANT_QUERIES.length]!(i);
-  const answer = instantAnswer(deps, { q, lang: '', ip: '127.0.0.1', userAgent: 'bench' });
-  if (answer === null || answer instanceof Promise) throw new Error(`no synchronous answer for ${q}`);
-  bytes += instantResponseJson({ query: q, answer }).length;
+function run(from: number, calls: number): void {
+  for (let i = from; i < from + calls; i++) {
+    const q = INSTANT_QUERIES[i % INSTANT_QUERIES.length]!(i);
+    const answer = instantAnswer(deps, { q, lang: '', ip: '127.0.0.1', userAgent: 'bench' });
+    if (answer === null || answer instanceof Promise) throw new Error(`no synchronous answer for ${q}`);
+    bytes += instantResponseJson({ query: q, answer }).length;
+  }
 }
+const warm = Number(process.env.WARM ?? 0);
+if (warm > 0) {
+  // Uncounted calls first (valgrind --instr-atstart=no), then the counting is switched on: the
+  // figure is then the warm code's alone, without the calls that ran before V8 optimized it.
+  run(0, warm);
+  const on = spawnSync('callgrind_control', ['--instr=on', String(process.pid)], { encoding: 'utf8' });
+  if (on.status !== 0) throw new Error(`callgrind_control: ${on.stderr}${on.stdout}`);
+}
+run(warm, 2 * N);
 // Printed so that no call can be left out as unused; the same for two builds that answer alike.
 console.log(`${2 * N} calls, ${bytes} bytes of JSON`);

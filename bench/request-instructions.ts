@@ -1,0 +1,191 @@
+/*
+ * A whole API request's cost in instructions, which do not move with the machine's load as times
+ * do: the server (a build, DIST, default dist) runs under callgrind, uninstrumented through its
+ * start and a warm-up load; then the counters are switched on and zeroed (callgrind_control), N
+ * requests run, and the counters are dumped. Everything the server process does for them is
+ * counted: HTTP parsing, the hooks (authentication, limits, usage), the route, the answer, the log
+ * line, the response's write, GC, V8's compiler threads. PostgreSQL and the load generator run
+ * outside valgrind and are not counted; nor is the kernel's side of a system call.
+ *
+ *   npm run build && npx tsx bench/request-instructions.ts           (about 80 s)
+ *   FLOOR=json npx tsx bench/request-instructions.ts                   the bare JSON route, for comparison
+ *
+ * P=<paths, `{n}` the request counter, several separated by spaces, taken in turn> (default: the
+ * six instant queries of `npm run bench`), N=<requests measured> (5000), WARM=<warm-up requests>
+ * (20000), C=<connections> (100), KEYS=<API keys the load rotates over> (12), LL=<LOG_LEVEL> (info),
+ * SIFT_NODE_ARGS=<node flags of the server> (--perf-basic-prof: /tmp/perf-<pid>.map names the
+ * compiled JavaScript that callgrind_annotate shows as bare addresses), CG_LOG=1 (the server's log
+ * to standard output), CG_TOP=<functions> (callgrind_annotate's top list after the figure).
+ *
+ * Under valgrind the server answers some 150 requests a second: KEYS=12 gives each key about the
+ * rate it has in `npm run bench` (1000 keys at 10,000–15,000 requests a second), so that the rate
+ * limiter's leases admit most requests without a statement, as there. The total moves by 3–5 %
+ * between runs of one build (mostly V8's optimizing compiler, which is still at work after the
+ * warm-up), so compare two builds by the functions a change touches (callgrind_annotate on the
+ * dumps) as well as by the total. Measured on 2026-11-28 (main at 4860858): Sift 333,000–349,000
+ * instructions a request, the bare JSON route 87,000.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { issueApiKey } from '../src/auth/api-keys.js';
+import { createUser } from '../src/auth/users.js';
+import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { migrate } from '../src/db/migrate.js';
+import { createPool } from '../src/db/pool.js';
+import { INSTANT_QUERIES } from './instant-queries.js';
+import { serverNodeFlags } from './proc.js';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const dist = process.env.DIST ?? 'dist';
+const N = Number(process.env.N ?? 5000);
+const WARM = Number(process.env.WARM ?? 20_000);
+const connections = Number(process.env.C ?? 100);
+const port = 8300 + Math.floor(Math.random() * 400);
+const paths = (process.env.P ?? '').split(' ').filter(Boolean);
+/** The path of the i-th request: P's, or the bench's instant queries in turn. */
+const pathFor = (i: number): string =>
+  paths.length > 0
+    ? paths[i % paths.length]!.replaceAll('{n}', String(i))
+    : `/api/v1/instant/?q=${encodeURIComponent(INSTANT_QUERIES[i % INSTANT_QUERIES.length]!(i))}`;
+
+const work = mkdtempSync(path.join(tmpdir(), 'sift-cg-'));
+const pg = await startEmbeddedPostgres({ dataDir: path.join(work, 'pg') });
+const pool = createPool(pg.url);
+await migrate(pool);
+const user = await createUser(pool, { username: `cg${Date.now()}` });
+const keys: string[] = [];
+for (let i = 0; i < Number(process.env.KEYS ?? 12); i++) keys.push((await issueApiKey(pool, user.id)).key);
+await pool.end();
+
+const out = path.join(work, 'callgrind.out');
+// callgrind_control finds the server through files named after USER and HOST (the server's HOST, its
+// listening address, is valgrind's too): both sides must see the same ones.
+const VGDB_ENV = { USER: process.env.USER || 'sift', LOGNAME: process.env.LOGNAME || 'sift', HOST: '127.0.0.1' };
+// FLOOR=json: the bare JSON route (bench/floor-json.ts, the instant answers' floor in `npm run bench`) instead of Sift.
+const floor = process.env.FLOOR === 'json';
+const nodeArgs = [
+  ...(process.env.SIFT_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  ...(floor ? ['--import', 'tsx', 'bench/floor-json.ts'] : [...serverNodeFlags(root), `${dist}/server.js`]),
+];
+const server = spawn(
+  'valgrind',
+  [
+    '--tool=callgrind',
+    // Not instrumented until the measured load (callgrind_control --instr=on): start-up and the
+    // warm-up run several times faster, and the database connection's timeout is not reached.
+    '--instr-atstart=no',
+    '--vgdb=yes',
+    `--callgrind-out-file=${out}`,
+    process.execPath,
+    ...nodeArgs,
+  ],
+  {
+    cwd: root,
+    env: {
+      ...process.env,
+      ...VGDB_ENV,
+      DATABASE_URL: pg.url,
+      WORKERS: '1',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PROBE_INTERVAL_SECONDS: '0',
+      LOG_LEVEL: process.env.LL ?? 'info',
+      API_THROTTLE_BURST: '100000000/min',
+      API_THROTTLE_SUSTAINED: '1000000000/day',
+    },
+    stdio: ['ignore', floor ? 'pipe' : process.env.CG_LOG ? 'inherit' : 'ignore', 'pipe'],
+  },
+);
+let stderr = '';
+server.stderr!.on('data', (chunk: Buffer) => {
+  stderr += chunk.toString();
+});
+/** The floor's address: the first line it prints. */
+const floorUrl = floor
+  ? new Promise<string>((resolve) => {
+      let text = '';
+      server.stdout!.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        const line = text.indexOf('\n');
+        if (line >= 0) resolve((JSON.parse(text.slice(0, line)) as { url: string }).url);
+      });
+    })
+  : null;
+const base = floorUrl ? await floorUrl : `http://127.0.0.1:${port}`;
+const started = Date.now();
+for (;;) {
+  try {
+    if ((await fetch(floor ? `${base}/status/health` : `${base}/up`)).ok) break;
+  } catch {}
+  if (server.exitCode !== null || Date.now() - started > 600_000) throw new Error(`no server:\n${stderr}`);
+  await new Promise((r) => setTimeout(r, 500));
+}
+
+let n = 0;
+let k = 0;
+const load = (amount: number) =>
+  autocannon({
+    url: base,
+    connections,
+    amount,
+    timeout: 120,
+    requests: [
+      {
+        method: 'GET',
+        setupRequest: (req: autocannon.Request) => ({
+          ...req,
+          path: pathFor(n++),
+          headers: { authorization: `Api-Key ${keys[k++ % keys.length]}` },
+        }),
+      },
+    ],
+  });
+
+const control = (...args: string[]) => {
+  const r = spawnSync('callgrind_control', [...args, String(server.pid)], {
+    encoding: 'utf8',
+    env: { ...process.env, ...VGDB_ENV },
+  });
+  if (r.status !== 0) throw new Error(`callgrind_control ${args.join(' ')}: ${r.stderr}${r.stdout}`);
+};
+const warm = await load(WARM);
+control('--instr=on');
+control('--zero');
+const measured = await load(N);
+control('--dump=measured');
+server.kill('SIGTERM');
+await new Promise((r) => server.on('exit', r));
+await pg.stop();
+rmSync(path.join(work, 'pg'), { recursive: true, force: true });
+
+// The dump made by --dump is `<out>.<n>` (the first: .1); its `totals:` line counts what ran since --zero.
+const dumpFile = `${out}.1`;
+const totals = Number(/^totals:\s+(\d+)/m.exec(readFileSync(dumpFile, 'utf8'))?.[1]);
+const ok = measured.requests.total - measured.non2xx - measured.errors;
+console.log(
+  JSON.stringify({
+    dist,
+    requests: measured.requests.total,
+    non2xx: measured.non2xx + warm.non2xx,
+    errors: measured.errors + warm.errors,
+    instructions: totals,
+    instructionsPerRequest: Math.round(totals / ok),
+    dump: dumpFile,
+  }),
+);
+const top = Number(process.env.CG_TOP ?? 0);
+if (top > 0) {
+  const annotated = spawnSync('callgrind_annotate', ['--inclusive=no', dumpFile], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
+  console.log(
+    annotated.stdout
+      .split('\n')
+      .slice(0, top + 25)
+      .join('\n'),
+  );
+}
