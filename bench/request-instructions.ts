@@ -100,6 +100,13 @@ const server = spawn(
   },
 );
 let stderr = '';
+/** Stops the server and the database, then fails with `message`: nothing is left running. */
+async function fail(message: string): Promise<never> {
+  server.kill('SIGKILL');
+  await pg.stop();
+  rmSync(path.join(work, 'pg'), { recursive: true, force: true });
+  throw new Error(message);
+}
 server.stderr!.on('data', (chunk: Buffer) => {
   stderr += chunk.toString();
 });
@@ -120,7 +127,7 @@ for (;;) {
   try {
     if ((await fetch(floor ? `${base}/status/health` : `${base}/up`)).ok) break;
   } catch {}
-  if (server.exitCode !== null || Date.now() - started > 600_000) throw new Error(`no server:\n${stderr}`);
+  if (server.exitCode !== null || Date.now() - started > 600_000) await fail(`no server:\n${stderr}`);
   await new Promise((r) => setTimeout(r, 500));
 }
 
@@ -144,18 +151,18 @@ const load = (amount: number) =>
     ],
   });
 
-const control = (...args: string[]) => {
+const control = async (...args: string[]) => {
   const r = spawnSync('callgrind_control', [...args, String(server.pid)], {
     encoding: 'utf8',
     env: { ...process.env, ...VGDB_ENV },
   });
-  if (r.status !== 0) throw new Error(`callgrind_control ${args.join(' ')}: ${r.stderr}${r.stdout}`);
+  if (r.status !== 0) await fail(`callgrind_control ${args.join(' ')}: ${r.stderr}${r.stdout}`);
 };
 const warm = await load(WARM);
-control('--instr=on');
-control('--zero');
+await control('--instr=on');
+await control('--zero');
 const measured = await load(N);
-control('--dump=measured');
+await control('--dump=measured');
 server.kill('SIGTERM');
 await new Promise((r) => server.on('exit', r));
 await pg.stop();
