@@ -85,7 +85,12 @@ describe('WORKERS=2', () => {
       await waitFor('ready', () => readyLine(s));
       const ready = s.lines().find((l) => l.msg === 'ready')!;
       expect(ready.workers).toBe(2);
-      const workers = s.lines().filter((l) => l.msg === 'worker ready');
+      // The primary says "ready" once both workers listen, which each does just before it writes its
+      // own "worker ready": on a busy machine that line can come after the primary's (a CI run
+      // started while other work ran saw one of the two).
+      const workerLines = () => s.lines().filter((l) => l.msg === 'worker ready');
+      await waitFor('two "worker ready" lines', () => workerLines().length >= 2);
+      const workers = workerLines();
       expect(workers.map((l) => l.worker).sort()).toEqual([0, 1]);
       const pids = new Set(workers.map((l) => l.pid));
       expect(pids.size).toBe(2);
