@@ -150,10 +150,45 @@ export function parseMoney(text: string): { amount: number; code: string } | nul
   return code ? { amount: 1, code } : null;
 }
 
-/** The conversion a query asks for, or null (no rates needed to decide). */
+/**
+ * The first word of every written form currencyCode knows (codes, names, symbols). The target of a
+ * conversion is one of those forms, and it is the end of the query's text (once spaced, with at most
+ * a prefix and a suffix phrase cut off and a final point dropped): a query none of whose words is
+ * such a first word is no conversion.
+ */
+const FIRST_WORDS = new Set(
+  [...Object.keys(CURRENCIES).map((code) => code.toLowerCase()), ...NAMES.keys(), ...Object.keys(SYMBOLS)].map(
+    (form) => form.split(' ')[0]!,
+  ),
+);
+/** The first UTF-16 unit of each of those words: a word starting otherwise ("17", "*") is passed over unread. */
+const FIRST_UNITS = new Set([...FIRST_WORDS].map((word) => word.charCodeAt(0)));
+
+/** Whether a word of `spaced` (single spaces) is, or with its final point dropped is, in FIRST_WORDS. */
+function mayNameCurrency(spaced: string): boolean {
+  for (let from = 0; from < spaced.length; ) {
+    let to = spaced.indexOf(' ', from);
+    if (to < 0) to = spaced.length;
+    if (FIRST_UNITS.has(spaced.charCodeAt(from))) {
+      const word = spaced.slice(from, to);
+      if (FIRST_WORDS.has(word) || (word.endsWith('.') && FIRST_WORDS.has(word.slice(0, -1)))) return true;
+    }
+    from = to + 1;
+  }
+  return false;
+}
+
+/** The conversion a query asks for, or null (no rates needed to decide); `text` as normalise() gives it (lower case). */
 export function parseCurrencyQuery(text: string): { amount: number; from: string; to: string } | null {
-  let s = spaceArrows(text);
-  s = afterPrefix(s) ?? s;
+  const spaced = spaceArrows(text);
+  // Most queries that get here name no currency ("7 km in miles", "17 in hex"): one pass over the
+  // words instead of the prefix and suffix expressions and every split.
+  return mayNameCurrency(spaced) ? parseSpacedCurrencyQuery(spaced) : null;
+}
+
+/** parseCurrencyQuery once the text is spaced, without its check of the words (exported for the test that they agree). */
+export function parseSpacedCurrencyQuery(spaced: string): { amount: number; from: string; to: string } | null {
+  let s = afterPrefix(spaced) ?? spaced;
   s = beforeSuffix(s) ?? s;
   for (const [left, right] of splitsAround(s, CONNECTORS)) {
     // The target first: one lookup rejects most splits ("7 km in miles") before the amount is parsed.

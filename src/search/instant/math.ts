@@ -82,9 +82,10 @@ function matchAt(re: RegExp, text: string, at: number): string | null {
 }
 
 function readNumber(text: string): Value {
-  const lower = text.toLowerCase();
-  if (/^0[xbo]/.test(lower)) return int(BigInt(lower));
-  if (/^\d+$/.test(text)) return int(BigInt(text));
+  // "0x…", "0b…", "0o…" in either case (what NUMBER_RE reads as an integer in another base).
+  if (text.length > 1 && text.charCodeAt(0) === 48 && 'xXbBoO'.includes(text[1]!))
+    return int(BigInt(text.toLowerCase()));
+  if (isDigits(text)) return int(BigInt(text));
   const x = Number(text);
   if (!Number.isFinite(x)) throw new MathError('overflow');
   return float(x);
@@ -102,11 +103,12 @@ export function tokenize(expr: string): Token[] | null {
   let i = 0;
   while (i < expr.length) {
     const ch = expr[i]!;
-    if (/\s/.test(ch)) {
+    const code = ch.charCodeAt(0);
+    if (code === 32 || (code < 128 ? code >= 9 && code <= 13 : /\s/.test(ch))) {
       i++;
       continue;
     }
-    const n = /[\d.]/.test(ch) ? matchAt(NUMBER_RE, expr, i) : null;
+    const n = (code >= 48 && code <= 57) || code === 46 ? matchAt(NUMBER_RE, expr, i) : null;
     const id = n === null ? matchAt(ID_RE, expr, i) : null;
     if (n !== null) {
       tokens.push({ t: 'num', value: readNumber(n) });
@@ -507,7 +509,9 @@ const SYMBOLS = /[×✕⋅·÷∕−–—²³π√]/;
 export function toExpression(q: string): string {
   let s = q.trim();
   s = afterPrefix(s) ?? s;
-  s = s.replace(/\s*=\s*\??$/, '').replace(/\?$/, '');
+  // A trailing "=", "= ?" or "?" (the usual expression has neither sign: two replaces saved).
+  if (s.includes('=')) s = s.replace(/\s*=\s*\??$/, '');
+  if (s.includes('?')) s = s.replace(/\?$/, '');
   // The usual query is plain ASCII digits and operators ("12 * 34 + 5"): the replaces below could
   // change nothing in it (the symbols are not ASCII, every spelled-out operator has a letter, and
   // a comma may be a thousands separator).
@@ -533,11 +537,37 @@ export function toExpression(q: string): string {
 }
 
 /** Single spaces, none around `^`, none at either end. */
-function collapse(s: string): string {
+export function collapse(s: string): string {
+  // The usual expression ("12 * 34 + 5") is already so: three scans of it cost more than its evaluation.
+  if (isCollapsed(s)) return s;
   return s
     .replace(/\s+/g, ' ')
     .replace(/\s*\^\s*/g, '^')
     .trim();
+}
+
+/** Printable ASCII and single spaces, none at either end, no `^`: what collapse leaves as it is. */
+function isCollapsed(s: string): boolean {
+  const n = s.length;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 32) {
+      if (i === 0 || i === n - 1 || s.charCodeAt(i + 1) === 32) return false;
+    } else if (c < 33 || c > 126 || c === 94) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** One or more ASCII digits and nothing else (/^\d+$/). */
+function isDigits(s: string): boolean {
+  if (s.length === 0) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
 }
 
 export const mathHandler: InstantHandler = {

