@@ -3,12 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { CURRENCIES, parseCurrencyQuery, parseSpacedCurrencyQuery } from '../../src/search/instant/currency.js';
 import { collapse, tokenize } from '../../src/search/instant/math.js';
 import {
+  alternation,
   formatNumber,
   groupDigits,
   groupDigitsByRegExp,
   normalise,
+  prefixMatcher,
   spaceArrows,
+  suffixMatcher,
 } from '../../src/search/instant/text.js';
+import * as vocabularies from '../../src/search/instant/vocabulary.js';
 import { CURRENCY_VOCABULARY } from '../../src/search/instant/vocabulary.js';
 
 /*
@@ -190,5 +194,69 @@ describe('currency shortcut', () => {
     ] as const) {
       expect(parseCurrencyQuery(normalise(q))).toEqual(expected);
     }
+  });
+});
+
+describe('phrase matchers', () => {
+  /** Every phrase list of every handler's vocabulary (prefixes, suffixes and the others), by name. */
+  const lists: [string, string[]][] = [];
+  for (const [table, languages] of Object.entries(vocabularies)) {
+    for (const [lang, fields] of Object.entries(languages as Record<string, Record<string, unknown>>)) {
+      for (const [field, value] of Object.entries(fields)) {
+        if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string')) {
+          lists.push([`${table}.${lang}.${field}`, value as string[]]);
+        }
+      }
+    }
+  }
+  // Beside each list's own words: case changes, the characters that match ASCII letters only
+  // case-insensitively (long s, Kelvin sign), spaces of every kind, digits and punctuation.
+  const noise = ['17', '7', 'hello', 'S', 'ſ', '\u212a', 'K', 'x', ' ', '  ', '\t', '\u00a0', '?', '.', '"', '😀', 'é'];
+  const queryOf = (phrases: string[]) => {
+    const words = [...new Set(phrases.flatMap((p) => p.split(' ')))];
+    const piece = fc.oneof(
+      fc.constantFrom(...words),
+      fc.constantFrom(...words).map((w) => w.toUpperCase()),
+      fc.constantFrom(...noise),
+    );
+    return fc
+      .tuple(
+        fc.array(piece, { maxLength: 5 }),
+        fc.array(fc.constantFrom(' ', '', '\t'), { minLength: 5, maxLength: 5 }),
+      )
+      .map(([pieces, gaps]) => pieces.map((p, i) => p + gaps[i]!).join(''));
+  };
+
+  it('match exactly what their expressions match, for every vocabulary list', () => {
+    expect(lists.length).toBeGreaterThan(30);
+    for (const [, phrases] of lists) {
+      const prefixRe = new RegExp(`^${alternation(phrases)}\\s+(.+)$`, 'isu');
+      const suffixRe = new RegExp(`^(.+?)\\s+${alternation(phrases)}$`, 'isu');
+      const prefix = prefixMatcher(phrases);
+      const suffix = suffixMatcher(phrases);
+      fc.assert(
+        fc.property(queryOf(phrases), (q) => {
+          expect(prefix(q)).toBe(prefixRe.exec(q)?.[1]?.trim() ?? null);
+          expect(suffix(q)).toBe(suffixRe.exec(q)?.[1]?.trim() ?? null);
+        }),
+        { numRuns: 500 },
+      );
+    }
+  });
+
+  it('match a phrase written in capitals, with the long s or the Kelvin sign, and refuse other first letters', () => {
+    const prefix = prefixMatcher(['sha256', 'kilo']);
+    const suffix = suffixMatcher(['in hours', 'to kilo']);
+    expect(prefix('SHA256 hello')).toBe('hello');
+    expect(prefix('ſha256 hello')).toBe('hello');
+    expect(prefix('\u212Ailo 5')).toBe('5');
+    expect(prefix('17 sha256 hello')).toBeNull();
+    expect(suffix('3 days IN HOURS')).toBe('3 days');
+    expect(suffix('3 days in hourſ')).toBe('3 days');
+    expect(suffix('5 to kilo')).toBe('5');
+    expect(suffix('5 to kilos')).toBeNull();
+    // A phrase that starts or ends with a space (any space may stand there): no character refused.
+    expect(prefixMatcher([' x'])('\u00a0x y')).toBe('y');
+    expect(suffixMatcher(['x '])('y x\u2003')).toBe('y');
   });
 });
