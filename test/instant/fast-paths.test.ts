@@ -1,12 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CURRENCIES, parseCurrencyQuery, parseSpacedCurrencyQuery } from '../../src/search/instant/currency.js';
+import { mayStartWithCode } from '../../src/search/instant/http-status.js';
 import { collapse, tokenize } from '../../src/search/instant/math.js';
 import {
   alternation,
   formatNumber,
   groupDigits,
   groupDigitsByRegExp,
+  mayEndWith,
+  mayStartWith,
   normalise,
   prefixMatcher,
   spaceArrows,
@@ -242,6 +245,41 @@ describe('phrase matchers', () => {
         { numRuns: 500 },
       );
     }
+  });
+
+  it('refuse a query only when no phrase can start (or end) it, case-insensitive or not', () => {
+    for (const [, phrases] of lists) {
+      const starts = [new RegExp(`^${alternation(phrases)}`, 'u'), new RegExp(`^${alternation(phrases)}`, 'iu')];
+      const ends = [new RegExp(`${alternation(phrases)}$`, 'u'), new RegExp(`${alternation(phrases)}$`, 'iu')];
+      const mayStart = mayStartWith(phrases);
+      const mayEnd = mayEndWith(phrases);
+      fc.assert(
+        fc.property(queryOf(phrases), (q) => {
+          if (!mayStart(q)) for (const re of starts) expect(re.test(q)).toBe(false);
+          if (!mayEnd(q)) for (const re of ends) expect(re.test(q)).toBe(false);
+        }),
+        { numRuns: 300 },
+      );
+      // Each phrase itself is let through, in capitals too.
+      for (const phrase of phrases) {
+        expect(mayStart(phrase) && mayEnd(phrase)).toBe(true);
+        expect(mayStart(phrase.toUpperCase()) && mayEnd(phrase.toUpperCase())).toBe(true);
+      }
+    }
+  });
+
+  it('refuse as a status code only what cannot start with one and a space', () => {
+    const codeThenSpace = /^[1-5]\d\d\s/u;
+    fc.assert(
+      fc.property(textOf([...'0123456789 x', '\t', '\u00a0', '\u2003'], 6), (q) => {
+        if (!mayStartWithCode(q)) expect(codeThenSpace.test(q)).toBe(false);
+        if (codeThenSpace.test(q)) expect(mayStartWithCode(q)).toBe(true);
+      }),
+      { numRuns: 20_000 },
+    );
+    expect(mayStartWithCode('404 not found')).toBe(true);
+    expect(mayStartWithCode('17 * 7 + 3')).toBe(false);
+    expect(mayStartWithCode('6000 x')).toBe(false);
   });
 
   it('match a phrase written in capitals, with the long s or the Kelvin sign, and refuse other first letters', () => {

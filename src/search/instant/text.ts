@@ -172,21 +172,44 @@ function asciiAtEnd(phrases: Iterable<string>, end: 'first' | 'last'): Uint8Arra
 }
 
 /*
- * The matchers below refuse at once a query whose first (or last) character is an ASCII one that no
- * phrase starts (or ends) with: the expression could not match it. Over twenty handlers try one or
+ * The tests and matchers below refuse at once a query whose first (or last) character is an ASCII one
+ * that no phrase starts (or ends) with: the expression could not match it. Over twenty handlers try one or
  * two of them on each query that reaches them, and most queries start with a digit or end with one
  * ("17 * 7 + 3", "md5 hello 17"), which no phrase does; a character is read in a few nanoseconds, a
  * failing expression costs about a hundred. Other characters (and an empty query) go to the expression.
  */
 
+/**
+ * Whether `q` may start with one of `phrases` as an expression written with `alternation` (or the
+ * like: phrases escaped, spaces as `\\s+`) reads them, case-insensitive or not: false only when its
+ * first character is an ASCII one that no phrase can start with.
+ */
+export function mayStartWith(phrases: Iterable<string>): (q: string) => boolean {
+  const starts = asciiAtEnd(phrases, 'first');
+  if (starts === null) return () => true;
+  return (q) => {
+    const code = q.charCodeAt(0);
+    return !(code < 128 && starts[code] === 0);
+  };
+}
+
+/** Whether `q` may end with one of `phrases` (as mayStartWith, at the other end). */
+export function mayEndWith(phrases: Iterable<string>): (q: string) => boolean {
+  const ends = asciiAtEnd(phrases, 'last');
+  if (ends === null) return () => true;
+  return (q) => {
+    const code = q.charCodeAt(q.length - 1);
+    return !(code < 128 && ends[code] === 0);
+  };
+}
+
 /** A matcher for "<prefix> <rest>": returns the rest as typed (original case), or null. */
 export function prefixMatcher(prefixes: Iterable<string>): (q: string) => string | null {
   const list = [...prefixes];
   const re = new RegExp(`^${alternation(list)}\\s+(.+)$`, 'isu');
-  const starts = asciiAtEnd(list, 'first');
+  const mayStart = mayStartWith(list);
   return (q) => {
-    const code = q.charCodeAt(0);
-    if (starts !== null && code < 128 && starts[code] === 0) return null;
+    if (!mayStart(q)) return null;
     const m = re.exec(q);
     return m ? m[1]!.trim() : null;
   };
@@ -196,10 +219,9 @@ export function prefixMatcher(prefixes: Iterable<string>): (q: string) => string
 export function suffixMatcher(suffixes: Iterable<string>): (q: string) => string | null {
   const list = [...suffixes];
   const re = new RegExp(`^(.+?)\\s+${alternation(list)}$`, 'isu');
-  const ends = asciiAtEnd(list, 'last');
+  const mayEnd = mayEndWith(list);
   return (q) => {
-    const code = q.charCodeAt(q.length - 1);
-    if (ends !== null && code < 128 && ends[code] === 0) return null;
+    if (!mayEnd(q)) return null;
     const m = re.exec(q);
     return m ? m[1]!.trim() : null;
   };
