@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import Fastify, {
   type FastifyBaseLogger,
@@ -18,6 +17,7 @@ import { type Lifecycle, createLifecycle } from './lifecycle.js';
 import { loggerOptions } from './logging.js';
 import { createTurnBatch } from './turn-batch.js';
 import { lazySchemaController } from './lazy-schema-compilers.js';
+import { createRequestIds } from './request-id.js';
 import { lazyRequestLogger, SiftLogController } from './request-log-controller.js';
 import { alertsPlugin } from './alerts/plugin.js';
 import { loadMcpSdk, mcpRoutes, prepareMcpTools } from './mcp/plugin.js';
@@ -58,6 +58,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /** Builds the whole application from a config object. Never listens. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const newRequestId = createRequestIds();
   const app = Fastify<http.Server>({
     ...(deps.logger
       ? { loggerInstance: deps.logger }
@@ -73,7 +74,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...(deps.logger === false ? {} : { childLoggerFactory: lazyRequestLogger }),
     genReqId(req) {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newRequestId();
     },
     // `/up` is answered by the HTTP server itself, before Fastify's routing and hooks.
     serverFactory(handler: http.RequestListener) {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createUser } from '../../src/auth/users.js';
 import { monthLabel, monthStart, nextMonthStart } from '../../src/limits/month.js';
 import { createUsageRecorder, monthlySearches } from '../../src/limits/usage.js';
@@ -51,6 +51,30 @@ describe('usage recorder', () => {
       await recorder.flush();
       expect(await monthlySearches(db.pool, a, jan)).toBe(8);
     } finally {
+      recorder.stop();
+    }
+  });
+
+  it("counts a request's units in the month it is made in, also across the turn of a month", async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const recorder = createUsageRecorder(db.pool, { intervalMs: 60_000 });
+    try {
+      const user = await newUser();
+      vi.setSystemTime(new Date('2031-03-31T23:59:59.990Z'));
+      recorder.add(user, 2);
+      recorder.add(user, 1);
+      vi.setSystemTime(new Date('2031-04-01T00:00:00.000Z'));
+      recorder.add(user, 5);
+      vi.setSystemTime(new Date('2031-03-15T12:00:00Z')); // a clock set back
+      recorder.add(user, 1);
+      expect(recorder.pending(user, '2031-03-01')).toBe(4);
+      expect(recorder.pending(user, '2031-04-01')).toBe(5);
+      vi.useRealTimers();
+      await recorder.flush();
+      expect(await monthlySearches(db.pool, user, new Date('2031-03-02T00:00:00Z'))).toBe(4);
+      expect(await monthlySearches(db.pool, user, new Date('2031-04-02T00:00:00Z'))).toBe(5);
+    } finally {
+      vi.useRealTimers();
       recorder.stop();
     }
   });
