@@ -108,9 +108,21 @@ export function writeLogNow(log: pino.Logger): void {
 interface LoggableRequest {
   method: string;
   url: string;
+  /** Fastify's Host (X-Forwarded-Host behind a trusted proxy); hostname is it without the port. */
+  host?: string;
   hostname?: string;
   ip?: string;
   headers: Record<string, string | string[] | undefined>;
+}
+
+/**
+ * Fastify's request.hostname from its host, without the array its split makes: every request's
+ * log line asks for it.
+ */
+export function hostnameOf(host: string): string {
+  if (host[0] === '[') return host.slice(0, host.indexOf(']') + 1);
+  const colon = host.indexOf(':');
+  return colon < 0 ? host : host.slice(0, colon);
 }
 
 /** pino options for Fastify: JSON to stdout (pretty on a TTY), secrets redacted. */
@@ -124,7 +136,7 @@ export function loggerOptions(config: Pick<Config, 'LOG_LEVEL'>): FastifyServerO
         return {
           method: req.method,
           url: redactUrl(req.url),
-          host: req.hostname,
+          host: typeof req.host === 'string' ? hostnameOf(req.host) : req.hostname,
           remoteAddress: req.ip,
           userAgent: req.headers['user-agent'],
         };

@@ -207,3 +207,30 @@ describe('the completion line, written without pino’s general path', () => {
     expect(JSON.parse(logs.lines()[0]!)).toMatchObject({ worker: 3, reqId: 'req-mixin', res: { statusCode: 200 } });
   });
 });
+
+describe("the request line's host", () => {
+  it('is the Host without its port, as Fastify gives request.hostname, for any Host', async () => {
+    const fc = (await import('fast-check')).default;
+    const { hostnameOf } = await import('../../src/logging.js');
+    // Fastify's getter: an IPv6 literal up to its bracket, anything else up to its first colon.
+    const fastify = (host: string) => (host[0] === '[' ? host.slice(0, host.indexOf(']') + 1) : host.split(':', 1)[0]);
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...'[]:a1.-'), { maxLength: 12 }), (parts) => {
+        const host = parts.join('');
+        expect(hostnameOf(host)).toBe(fastify(host));
+      }),
+      { numRuns: 20_000 },
+    );
+    expect(hostnameOf('example.org:8080')).toBe('example.org');
+    expect(hostnameOf('[::1]:8080')).toBe('[::1]');
+    expect(hostnameOf('')).toBe('');
+  });
+
+  it('is written from the Host header of a request, without the port', async () => {
+    const log = capture();
+    const app = await appWith(log);
+    await app.inject({ url: '/test/quiet', headers: { host: 'sift.example:8443' } });
+    const line = JSON.parse(log.raw().find((l) => l.includes('"msg":"request completed"'))!);
+    expect(line.req.host).toBe('sift.example');
+  });
+});

@@ -1,5 +1,13 @@
 import { connectorList, leadingAmount, splitsAround } from './amount.js';
-import { PLAIN_WORD, alternation, formatNumber, prefixMatcher, roundSignificant, spaceArrows } from './text.js';
+import {
+  PLAIN_WORD,
+  alternation,
+  formatNumber,
+  mayStartWith,
+  prefixMatcher,
+  roundSignificant,
+  spaceArrows,
+} from './text.js';
 import type { AnswerFields, InstantHandler } from './types.js';
 import { CATEGORIES, type CategoryDef, type UnitDef } from './units-data.js';
 import { UNIT_VOCABULARY } from './vocabulary.js';
@@ -28,6 +36,7 @@ const HOW_MANY = new RegExp(
   `^${alternation(V.flatMap((v) => v.howMany))}\\s+(.+?)\\s+(?:are\\s+|is\\s+|make\\s+)?(?:in|per|to)\\s+(.+)$`,
   'u',
 );
+const mayStartWithHowMany = mayStartWith(V.flatMap((v) => v.howMany));
 
 const normaliseUnit = (typed: string) =>
   PLAIN_WORD.test(typed)
@@ -156,7 +165,7 @@ function amountAndUnit(left: string): { amount: number; units: Candidate[] } | n
 export function parseConversion(text: string): AnswerFields | null {
   let s = spaceArrows(text);
   s = afterPrefix(s) ?? s;
-  const how = HOW_MANY.exec(s);
+  const how = mayStartWithHowMany(s) ? HOW_MANY.exec(s) : null;
   if (how) {
     const to = unitCandidates(how[1]!);
     const from = amountAndUnit(how[2]!);
