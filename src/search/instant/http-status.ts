@@ -139,7 +139,8 @@ const simplify = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '');
 export const httpHandler: InstantHandler = {
   type: 'http',
   answer(ctx) {
-    for (const [i, { re, may }] of PATTERNS.entries()) {
+    for (let i = 0; i < PATTERNS.length; i++) {
+      const { re, may } = PATTERNS[i]!;
       const m = may(ctx.text) ? re.exec(ctx.text) : null;
       if (!m) continue;
       const code = Number(m[1]);

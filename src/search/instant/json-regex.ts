@@ -1,4 +1,4 @@
-import { alternation, phraseSet } from './text.js';
+import { alternation, mayStartWith, phraseSet } from './text.js';
 import type { InstantHandler } from './types.js';
 import { JSON_VOCABULARY, REGEX_VOCABULARY } from './vocabulary.js';
 
@@ -19,6 +19,8 @@ const JSON_PREFIX = new RegExp(
   'isu',
 );
 
+const mayStartWithPrefix = mayStartWith([...J.flatMap((v) => v.tools), ...J.flatMap((v) => v.prefixes)]);
+
 export function checkJson(input: string): { input: string; formatted: string; valid: boolean; error: string } {
   try {
     const value: unknown = JSON.parse(input);
@@ -38,7 +40,7 @@ export const jsonHandler: InstantHandler = {
   type: 'json',
   answer(ctx) {
     if (isJsonTool(ctx.text)) return { input: '', formatted: '', valid: null, error: '' };
-    const m = JSON_PREFIX.exec(ctx.q);
+    const m = mayStartWithPrefix(ctx.q) ? JSON_PREFIX.exec(ctx.q) : null;
     if (m) return checkJson(m[1]!.trim());
     if (looksLikeJsonDocument(ctx.q)) {
       const checked = checkJson(ctx.q);
