@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CURRENCIES, parseCurrencyQuery, parseSpacedCurrencyQuery } from '../../src/search/instant/currency.js';
 import { mayStartWithCode } from '../../src/search/instant/http-status.js';
-import { collapse, tokenize } from '../../src/search/instant/math.js';
+import { leadingAmount } from '../../src/search/instant/amount.js';
+import { collapse, looksLikeNotMath, tokenize } from '../../src/search/instant/math.js';
 import {
   alternation,
   formatNumber,
@@ -143,6 +144,55 @@ describe('maths shortcuts', () => {
     expect(tokenize('2.50')).toEqual([{ t: 'num', value: { int: false, v: 2.5 } }]);
     expect(tokenize('007')).toEqual([{ t: 'num', value: { int: true, v: 7n } }]);
     expect(tokenize('2 ~ 3')).toBeNull();
+  });
+});
+
+describe('amounts and look-alikes of maths', () => {
+  /** leadingAmount as it was written: both fraction expressions and the comma replace on every amount. */
+  function leadingAmountReference(text: string): { amount: number; rest: string } | null {
+    const m = /^(?:[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[+-]?\d+)?|[+-]?\.\d+|\d+\s+\d+\/\d+|\d+\/\d+)/i.exec(
+      text,
+    );
+    if (!m) return null;
+    const t = m[0];
+    const mixed = /^(\d+)\s+(\d+)\/(\d+)$/.exec(t);
+    const fraction = /^(\d+)\/(\d+)$/.exec(t);
+    let amount: number;
+    if (mixed) amount = Number(mixed[1]) + Number(mixed[2]) / Number(mixed[3]);
+    else if (fraction) amount = Number(fraction[1]) / Number(fraction[2]);
+    else amount = Number(t.replace(/,/g, ''));
+    if (!Number.isFinite(amount)) return null;
+    return { amount, rest: text.slice(t.length).trim() };
+  }
+  const NOT_MATH = [
+    /^\d{4}-\d{1,2}-\d{1,2}$/,
+    /^\d{1,2}[/-]\d{1,2}[/-]\d{2,4}$/,
+    /^\+?\d{0,3}[\s.-]?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}$/,
+    /^\d+\.\d+\.\d+/,
+  ];
+
+  it('reads any leading amount as the expressions did', () => {
+    fc.assert(
+      fc.property(textOf([...'0123456789', ',', '.', '/', ' ', '-', '+', 'e', 'km']), (s) => {
+        expect(leadingAmount(s)).toEqual(leadingAmountReference(s));
+      }),
+      { numRuns: 20_000 },
+    );
+    expect(leadingAmount('2.5 km')).toEqual({ amount: 2.5, rest: 'km' });
+    expect(leadingAmount('1,000.5 km')).toEqual({ amount: 1000.5, rest: 'km' });
+  });
+
+  it('tells dates, phone numbers and versions from maths as the four expressions do', () => {
+    fc.assert(
+      fc.property(textOf([...'0123456789', '-', '/', '.', '+', '(', ')', ' ', '\t'], 18), (q) => {
+        expect(looksLikeNotMath(q)).toBe(NOT_MATH.some((re) => re.test(q)));
+      }),
+      { numRuns: 30_000 },
+    );
+    for (const q of ['2024-01-31', '1/2/2024', '+1 555 123 4567', '(555) 123-4567', '555-123-4567', '1.2.3']) {
+      expect(looksLikeNotMath(q)).toBe(true);
+    }
+    expect(looksLikeNotMath('17 * 7 + 3')).toBe(false);
   });
 });
 

@@ -494,13 +494,23 @@ const WORDS = V.flatMap((v) => Object.entries(v.words)).sort((a, b) => b[0].leng
 const WORD_RE = new RegExp(`\\b(?:${WORDS.map(([w]) => escapeRegExp(w).replace(/ /g, '\\s+')).join('|')})\\b`, 'giu');
 const WORD_MAP = new Map(WORDS.map(([w, s]) => [w, s]));
 
-/** Strings that look like arithmetic but are something else: dates, phone numbers, versions. */
-const NOT_MATH = [
-  /^\d{4}-\d{1,2}-\d{1,2}$/,
-  /^\d{1,2}[/-]\d{1,2}[/-]\d{2,4}$/,
-  /^\+?\d{0,3}[\s.-]?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}$/,
-  /^\d+\.\d+\.\d+/,
+/**
+ * Strings that look like arithmetic but are something else: dates, phone numbers, versions. Each
+ * with what a string needs to match it (a dash, a slash or dash, twelve characters, a point), so
+ * that the usual expression ("17 * 7 + 3") runs none of them.
+ */
+const NOT_MATH: { re: RegExp; may: (q: string) => boolean }[] = [
+  { re: /^\d{4}-\d{1,2}-\d{1,2}$/, may: (q) => q.includes('-') },
+  { re: /^\d{1,2}[/-]\d{1,2}[/-]\d{2,4}$/, may: (q) => q.includes('/') || q.includes('-') },
+  { re: /^\+?\d{0,3}[\s.-]?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}$/, may: (q) => q.length >= 12 },
+  { re: /^\d+\.\d+\.\d+/, may: (q) => q.includes('.') },
 ];
+
+/** Whether `q` is one of the NOT_MATH strings (exported for the test against the expressions alone). */
+export function looksLikeNotMath(q: string): boolean {
+  for (const { re, may } of NOT_MATH) if (may(q) && re.test(q)) return true;
+  return false;
+}
 
 /** The symbols toExpression writes as the evaluator's operators, names and powers. */
 const SYMBOLS = /[×✕⋅·÷∕−–—²³π√]/;
@@ -573,7 +583,7 @@ function isDigits(s: string): boolean {
 export const mathHandler: InstantHandler = {
   type: 'math',
   answer(ctx) {
-    if (NOT_MATH.some((re) => re.test(ctx.q))) return null;
+    if (looksLikeNotMath(ctx.q)) return null;
     const expr = toExpression(ctx.q);
     if (expr === '' || !/[\d]|pi|tau|phi|\be\b/.test(expr)) return null;
     try {
