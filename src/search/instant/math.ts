@@ -1,4 +1,4 @@
-import { escapeRegExp, formatNumber, groupDigits, prefixMatcher } from './text.js';
+import { escapeRegExp, formatNumber, groupDigits, isAsciiDigits, prefixMatcher } from './text.js';
 import type { InstantHandler } from './types.js';
 import { MATH_VOCABULARY } from './vocabulary.js';
 
@@ -85,7 +85,7 @@ function readNumber(text: string): Value {
   // "0x…", "0b…", "0o…" in either case (what NUMBER_RE reads as an integer in another base).
   if (text.length > 1 && text.charCodeAt(0) === 48 && 'xXbBoO'.includes(text[1]!))
     return int(BigInt(text.toLowerCase()));
-  if (isDigits(text)) return int(BigInt(text));
+  if (isAsciiDigits(text)) return int(BigInt(text));
   const x = Number(text);
   if (!Number.isFinite(x)) throw new MathError('overflow');
   return float(x);
@@ -566,16 +566,6 @@ function isCollapsed(s: string): boolean {
     } else if (c < 33 || c > 126 || c === 94) {
       return false;
     }
-  }
-  return true;
-}
-
-/** One or more ASCII digits and nothing else (/^\d+$/). */
-function isDigits(s: string): boolean {
-  if (s.length === 0) return false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 48 || c > 57) return false;
   }
   return true;
 }

@@ -82,16 +82,23 @@ export function groupDigits(plain: string): string {
  * and currency answer groups digits: the loop costs a fifth of the lookahead's replace.
  */
 function groupedInteger(int: string): string {
+  if (!isAsciiDigits(int)) return groupDigitsByRegExp(int);
   const n = int.length;
-  for (let i = 0; i < n; i++) {
-    const c = int.charCodeAt(i);
-    if (c < 48 || c > 57) return groupDigitsByRegExp(int);
-  }
   if (n <= 3) return int;
   let first = n % 3 || 3;
   let out = int.slice(0, first);
   for (; first < n; first += 3) out += `,${int.slice(first, first + 3)}`;
   return out;
+}
+
+/** One or more ASCII digits and nothing else (/^\d+$/). */
+export function isAsciiDigits(s: string): boolean {
+  if (s.length === 0) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
 }
 
 /** The expression groupedInteger stands for (exported for the test that they agree). */
@@ -155,14 +162,17 @@ export function titleCase(s: string): string {
 /**
  * The ASCII characters a phrase of `phrases` can start (or end) with in a case-insensitive Unicode
  * expression of `alternation`: a table indexed by character code, or null when a phrase starts (or
- * ends) with a space (written `\\s+`, so any space may stand there).
+ * ends) with a space (written `\s+`, so any space may stand there).
  */
 function asciiAtEnd(phrases: Iterable<string>, end: 'first' | 'last'): Uint8Array | null {
-  const table = new Uint8Array(128);
-  for (const phrase of new Set(phrases)) {
+  const points = new Set<string>();
+  for (const phrase of phrases) {
     if (phrase === '') continue;
-    const points = [...phrase];
-    const point = end === 'first' ? points[0]! : points[points.length - 1]!;
+    const all = [...phrase];
+    points.add(end === 'first' ? all[0]! : all[all.length - 1]!);
+  }
+  const table = new Uint8Array(128);
+  for (const point of points) {
     if (/\s/u.test(point)) return null;
     // Asked of the expression engine itself: "K" also matches the Kelvin sign, "s" the long s.
     const one = new RegExp(`^${escapeRegExp(point)}$`, 'iu');
@@ -181,7 +191,7 @@ function asciiAtEnd(phrases: Iterable<string>, end: 'first' | 'last'): Uint8Arra
 
 /**
  * Whether `q` may start with one of `phrases` as an expression written with `alternation` (or the
- * like: phrases escaped, spaces as `\\s+`) reads them, case-insensitive or not: false only when its
+ * like: phrases escaped, spaces as `\s+`) reads them, case-insensitive or not: false only when its
  * first character is an ASCII one that no phrase can start with.
  */
 export function mayStartWith(phrases: Iterable<string>): (q: string) => boolean {
