@@ -5,12 +5,13 @@ export interface SessionUser {
   isStaff: boolean;
 }
 
+/** One per cached key, shared by its requests (api-key-auth.ts): read-only. */
 export interface ApiPrincipal {
-  keyId: number;
+  readonly keyId: number;
   /** The 8 hex characters, without the brand. */
-  prefix: string;
-  userId: number;
-  username: string;
+  readonly prefix: string;
+  readonly userId: number;
+  readonly username: string;
 }
 
 declare module 'fastify' {

@@ -1,7 +1,8 @@
+import fc from 'fast-check';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { createApiKeyAuthenticator, createLastUsedRecorder } from '../../src/auth/api-key-auth.js';
+import { createApiKeyAuthenticator, createLastUsedRecorder, sameText } from '../../src/auth/api-key-auth.js';
 import { issueApiKey, revokeApiKey } from '../../src/auth/api-keys.js';
 import { createUser, setUserActive } from '../../src/auth/users.js';
 import { createPool } from '../../src/db/pool.js';
@@ -281,6 +282,70 @@ describe('key lookups cached for a bounded time', () => {
     expect(queries()).toBe(1);
     for (let i = 0; i < 5; i++) expect((await authenticator.authenticate(issued.key)).kind).toBe('ok');
     expect(queries()).toBe(1);
+  });
+});
+
+describe('a cached key checked against the secret it last matched', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => db.drop());
+
+  it('refuses a wrong secret for a key whose right secret was just accepted, and still accepts the right one', async () => {
+    const user = await createUser(db.pool, { username: 'hank' });
+    const issued = await issueApiKey(db.pool, user.id);
+    const authenticator = createApiKeyAuthenticator(db.pool, 10_000);
+    const first = await authenticator.authenticate(issued.key);
+    expect(first.kind).toBe('ok');
+    const secret = issued.key.slice(issued.key.indexOf('.') + 1);
+    // Same length, one character changed at each end and in the middle; shorter; longer.
+    const flip = (s: string, i: number) => `${s.slice(0, i)}${s[i] === 'A' ? 'B' : 'A'}${s.slice(i + 1)}`;
+    const base = issued.key.slice(0, issued.key.indexOf('.') + 1);
+    for (const wrong of [
+      flip(secret, 0),
+      flip(secret, secret.length >> 1),
+      flip(secret, secret.length - 1),
+      secret.slice(0, -1),
+      `${secret}A`,
+    ]) {
+      expect(authenticator.authenticateCached(`${base}${wrong}`)).toEqual({ kind: 'invalid' });
+    }
+    // The right secret again: the same principal (the outcome kept with the row), not a new lookup.
+    const again = authenticator.authenticateCached(issued.key);
+    expect(again).toEqual(first);
+    expect(again).toBe(authenticator.authenticateCached(issued.key));
+  });
+
+  it('refuses the remembered secret once its key is revoked on this instance', async () => {
+    const user = await createUser(db.pool, { username: 'iris' });
+    const issued = await issueApiKey(db.pool, user.id);
+    const authenticator = createApiKeyAuthenticator(db.pool, 10_000);
+    expect((await authenticator.authenticate(issued.key)).kind).toBe('ok');
+    expect(authenticator.authenticateCached(issued.key)?.kind).toBe('ok');
+    await revokeApiKey(db.pool, issued.id);
+    authenticator.forget(issued.prefix);
+    expect(authenticator.authenticateCached(issued.key)).toBeUndefined();
+    expect((await authenticator.authenticate(issued.key)).kind).toBe('invalid');
+  });
+});
+
+describe('sameText', () => {
+  it('is string equality', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), (a, b) => {
+        expect(sameText(a, b)).toBe(a === b);
+        expect(sameText(a, a)).toBe(true);
+      }),
+    );
+    // Equal lengths that differ in one place only.
+    fc.assert(
+      fc.property(fc.string({ minLength: 1 }), fc.nat(), fc.integer({ min: 1, max: 0xffff }), (a, at, delta) => {
+        const i = at % a.length;
+        const b = `${a.slice(0, i)}${String.fromCharCode((a.charCodeAt(i) + delta) % 0x10000)}${a.slice(i + 1)}`;
+        expect(sameText(a, b)).toBe(a === b);
+      }),
+    );
   });
 });
 
