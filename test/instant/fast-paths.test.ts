@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { CURRENCIES, parseCurrencyQuery, parseSpacedCurrencyQuery } from '../../src/search/instant/currency.js';
 import { mayStartWithCode } from '../../src/search/instant/http-status.js';
 import { leadingAmount } from '../../src/search/instant/amount.js';
+import { describeEpoch } from '../../src/search/instant/timestamp.js';
 import { collapse, looksLikeNotMath, tokenize } from '../../src/search/instant/math.js';
 import {
   alternation,
@@ -12,6 +13,7 @@ import {
   mayEndWith,
   mayStartWith,
   normalise,
+  phraseSet,
   prefixMatcher,
   spaceArrows,
   suffixMatcher,
@@ -318,6 +320,35 @@ describe('phrase matchers', () => {
     }
   });
 
+  it('find a whole phrase exactly as a set of the lowercased phrases does, for every vocabulary list', () => {
+    for (const [, phrases] of lists) {
+      const set = new Set(phrases.map((p) => p.toLowerCase()));
+      const isPhrase = phraseSet(phrases);
+      fc.assert(
+        fc.property(
+          fc.oneof(
+            queryOf(phrases),
+            fc.constantFrom(...set),
+            fc.constantFrom(...set).map((p) => `${p}s`),
+          ),
+          (text) => {
+            expect(isPhrase(text)).toBe(set.has(text));
+            expect(isPhrase(text.toLowerCase())).toBe(set.has(text.toLowerCase()));
+          },
+        ),
+        { numRuns: 300 },
+      );
+      for (const phrase of set) expect(isPhrase(phrase)).toBe(true);
+    }
+    // The empty phrase, and phrases starting beyond ASCII, are found too.
+    expect(phraseSet(['', 'ab'])('')).toBe(true);
+    expect(phraseSet(['ab'])('')).toBe(false);
+    expect(phraseSet(['éa', 'b'])('éa')).toBe(true);
+    expect(phraseSet(['\x7f'])('\x7f')).toBe(true);
+    expect(phraseSet(['Ab'])('ab')).toBe(true);
+    expect(phraseSet(['ab'])('abc')).toBe(false);
+  });
+
   it('refuse as a status code only what cannot start with one and a space', () => {
     const codeThenSpace = /^[1-5]\d\d\s/u;
     fc.assert(
@@ -346,5 +377,54 @@ describe('phrase matchers', () => {
     // A phrase that starts or ends with a space (any space may stand there): no character refused.
     expect(prefixMatcher([' x'])('\u00a0x y')).toBe('y');
     expect(suffixMatcher(['x '])('y x\u2003')).toBe('y');
+  });
+});
+
+describe('timestamp shortcut', () => {
+  /** describeEpoch as it was written, its date and time cut from toISOString. */
+  function describeEpochReference(epoch: number, given: boolean): Record<string, unknown> {
+    const weekdays = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+    const months = [
+      'January',
+      'February',
+      'March',
+      'April',
+      'May',
+      'June',
+      'July',
+      'August',
+      'September',
+      'October',
+      'November',
+      'December',
+    ];
+    const d = new Date(epoch * 1000);
+    const plainIso = d.toISOString().slice(0, 19);
+    const time = plainIso.slice(11, 19);
+    return {
+      epoch,
+      given,
+      utc: `${plainIso.slice(0, 10)} ${time} UTC`,
+      utc_full: `${weekdays[d.getUTCDay()]}, ${d.getUTCDate()} ${months[d.getUTCMonth()]} ${d.getUTCFullYear()} ${time} UTC`,
+      iso: `${plainIso}Z`,
+    };
+  }
+
+  it('describes every second of years 1 to 9999 as toISOString did', () => {
+    // Years 1..9999 (parseEpoch's range), and the edges of days, months and leap years.
+    const seconds = fc.integer({ min: -62135596800, max: 253402300799 });
+    fc.assert(
+      fc.property(seconds, fc.boolean(), (epoch, given) => {
+        expect(describeEpoch(epoch, given)).toEqual(describeEpochReference(epoch, given));
+      }),
+      { numRuns: 20_000 },
+    );
+    for (const epoch of [-62135596800, -62135596801 + 86400, 0, -1, 951782400, 951868799, 253402300799, 1700000017]) {
+      expect(describeEpoch(epoch, true)).toEqual(describeEpochReference(epoch, true));
+    }
+    expect(describeEpoch(-62135596800, false)).toMatchObject({
+      utc: '0001-01-01 00:00:00 UTC',
+      iso: '0001-01-01T00:00:00Z',
+    });
   });
 });

@@ -43,10 +43,27 @@ export function alternation(phrases: Iterable<string>): string {
   return `(?:${list.map((p) => escapeRegExp(p).replace(/ /g, '\\s+')).join('|')})`;
 }
 
-/** Whole-string match of one of the phrases (case-insensitive). */
+/**
+ * Whole-string match of one of the phrases, lowercased (the text as given: a query's normalised
+ * text is lower case). A text longer than every phrase, or starting with an ASCII character no
+ * phrase starts with, is refused without the set: most queries reach a dozen of these, and a
+ * look-up first hashes the whole text.
+ */
 export function phraseSet(phrases: Iterable<string>): (text: string) => boolean {
   const set = new Set([...phrases].map((p) => p.toLowerCase()));
-  return (text) => set.has(text);
+  let longest = 0;
+  const firsts = new Uint8Array(128);
+  for (const phrase of set) {
+    longest = Math.max(longest, phrase.length);
+    const code = phrase.charCodeAt(0);
+    if (code < 128) firsts[code] = 1;
+  }
+  return (text) => {
+    if (text.length > longest) return false;
+    // An empty text's code is NaN: it goes to the set (as does a first character beyond ASCII).
+    const code = text.charCodeAt(0);
+    return !(code < 128 && firsts[code] === 0) && set.has(text);
+  };
 }
 
 /** Every language's list of one vocabulary field, merged (detection does not depend on `lang`). */
