@@ -835,8 +835,10 @@ async function main() {
     const clustered = await startSift({ ...siftEnv, WORKERS: String(count) }, logFile);
     const workerPids = childPids(clustered.child.pid!);
     const whole = () => [clustered.child.pid!, ...workerPids].reduce((n, p) => n + cpuMsOf(p), 0);
-    // Warmed up as the main Sift was before its first section; 50 connections reach every worker.
-    await mixedLoad(clustered.url, [web], 50, WARMUP_ALL, rotatingAuth);
+    // Each worker warmed up as the main Sift was before its first section: the workers share the
+    // warm-up's requests, so it lasts as many times longer as there are workers (with one share, the
+    // first clustered round still ran at up to 1.4x the CPU per request of the second).
+    await mixedLoad(clustered.url, [web], 50, WARMUP_ALL * count, rotatingAuth);
     const runs: { one: Load[]; many: Load[] } = { one: [], many: [] };
     for (let round = 0; round < 2; round++) {
       runs.one.push(await load(sift.url, next(web), 100, { headers: rotatingAuth, pid }));
