@@ -1,12 +1,14 @@
 # syntax=docker/dockerfile:1
-# Build stage: install everything, compile TypeScript.
+# Build stage: install everything, compile TypeScript and bundle the server.
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.mjs ./scripts/
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json && date -u +%FT%TZ > dist/.build-stamp
+# tsc's modules, then the server bundle over dist/server.js (scripts/build.mjs).
+RUN node scripts/build.mjs
 
 # Runtime stage: production dependencies and the compiled app, as a non-root user.
 FROM node:24-bookworm-slim

@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
 import type { FastifyReply } from 'fastify';
+import { PROJECT_ROOT } from './project-root.js';
 
 /*
  * Server-rendered pages: Eta templates in views/, escaping every `<%= %>` by
@@ -11,7 +11,7 @@ import type { FastifyReply } from 'fastify';
  * and `demoMode` (DEMO_MODE: the layout's "Demo data" banner).
  */
 
-export const VIEWS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'views');
+export const VIEWS_DIR = path.join(PROJECT_ROOT, 'views');
 
 const eta = new Eta({ views: VIEWS_DIR, autoEscape: true, cache: true, autoTrim: false });
 

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
+import { PROJECT_ROOT } from '../project-root.js';
 import { withQueryTimeout } from './pool.js';
 
 /*
@@ -12,7 +12,7 @@ import { withQueryTimeout } from './pool.js';
  * once. A file whose text changed after it was applied stops the start.
  */
 
-export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
+export const MIGRATIONS_DIR = path.join(PROJECT_ROOT, 'migrations');
 const LOCK_KEY = 7_262_817_301; // arbitrary, constant: "sift migrations"
 /**
  * A migration (and the wait for another instance's) may take as long as it

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { WebStandardStreamableHTTPServerTransport as Transport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { presentedKey, registerApiKeyAuthentication } from '../auth/api-key-auth.js';
+import { PROJECT_ROOT } from '../project-root.js';
 import { renderError } from './render.js';
 import { buildTool, queryOf, TOOL_DEFINITIONS, type Tool } from './tools.js';
 
@@ -29,7 +31,7 @@ import { buildTool, queryOf, TOOL_DEFINITIONS, type Tool } from './tools.js';
 
 const VERSION = (() => {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    const pkg = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
       version?: string;
     };
     return pkg.version ?? '0';

@@ -135,16 +135,26 @@ describe('graceful shutdown', () => {
     }
   });
 
-  it('starts through bin/sift-server (the npm start and Docker command) as node itself, with its V8 flag', async () => {
+  it('starts the built bundle through bin/sift-server (the npm start and Docker command) as node itself, with its V8 flags, two workers serving pages from views/', async () => {
     ensureBuilt();
+    // scripts/build.mjs: dist/server.js is the bundle, its lazily loaded parts in dist/chunks/, not tsc's modules.
+    const entry = readFileSync('dist/server.js', 'utf8');
+    expect(entry).toMatch(/from "\.\/chunks\/[\w-]+\.js"/);
+    expect(entry).not.toContain('./cluster.js');
     const port = await freePort();
     const { child, output, exited } = spawnServer('sh', ['bin/sift-server'], {
       PORT: String(port),
       DATABASE_URL: db.url,
+      WORKERS: '2',
     });
     try {
       await waitFor(() => output().includes('"msg":"ready"'), 20_000);
+      expect(output()).toContain('"workers":2');
       expect((await fetch(`http://127.0.0.1:${port}/up`)).status).toBe(200);
+      // The templates and migrations are found from the bundle's chunks (src/project-root.ts).
+      const login = await fetch(`http://127.0.0.1:${port}/login`);
+      expect(login.status).toBe(200);
+      expect(await login.text()).toMatch(/<form[^>]*method="post"/i);
       // The script execs node: the pid is the server's, so signals reach it directly.
       const cmdline = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0');
       expect(path.basename(cmdline[0]!)).toMatch(/^node/);
