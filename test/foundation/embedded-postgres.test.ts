@@ -61,6 +61,29 @@ describe('embedded PostgreSQL', () => {
     expect(alive(pid)).toBe(false);
   });
 
+  it('starts the server before loading pg, then connects with it', () => {
+    // A process of its own: this runner has loaded pg already.
+    const dataDir = tempDataDir();
+    const script = `
+      import { createRequire } from 'node:module';
+      const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((f) => f.includes('/node_modules/pg/'));
+      const { openDatabase } = await import('./src/db/index.ts');
+      const before = loaded();
+      const db = await openDatabase({ DATABASE_URL: '', DATA_DIR: ${JSON.stringify(dataDir)} });
+      const { rows } = await db.pool.query('SELECT current_database() AS db');
+      console.log(JSON.stringify({ before, after: loaded(), rows }));
+      await db.close();
+    `;
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: path.resolve(import.meta.dirname, '../..'),
+      encoding: 'utf8',
+      timeout: 90_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const lastLine = run.stdout.trim().split('\n').pop()!;
+    expect(JSON.parse(lastLine)).toEqual({ before: false, after: true, rows: [{ db: 'sift' }] });
+  });
+
   it('keeps data across a restart', async () => {
     const dataDir = tempDataDir();
     const first = await startEmbeddedPostgres({ dataDir });
