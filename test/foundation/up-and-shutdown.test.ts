@@ -166,6 +166,26 @@ describe('graceful shutdown', () => {
     }
     expect(await exited).toBe(0);
   });
+
+  it("loads pg from the built bundle without Node's own fetch implementation (pg's Cloudflare Workers probe is answered at build)", () => {
+    ensureBuilt();
+    // The migrations' chunk, as the server loads it: it brings the pool and pg.
+    const migrateChunk = /"\.\/(chunks\/migrate-[\w-]+\.js)"/.exec(readFileSync('dist/server.js', 'utf8'))?.[1];
+    expect(migrateChunk).toBeDefined();
+    const script = `
+      const { migrate } = await import('./dist/${migrateChunk}');
+      console.log(JSON.stringify({
+        migrate: typeof migrate,
+        undici: process.moduleLoadList.some((m) => m.includes('internal/deps/undici')),
+      }));
+    `;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout.trim().split('\n').pop()!)).toEqual({ migrate: 'function', undici: false });
+  });
 });
 
 describe('request log lines of a server process', () => {
