@@ -7,6 +7,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
+import { PROJECT_ROOT } from '../project-root.js';
 
 /*
  * The embedded PostgreSQL server: real PostgreSQL binaries from the
@@ -19,6 +20,9 @@ import type pg from 'pg';
  *   postgres.json        the generated superuser password (mode 0600)
  *   postgres.owner       pid of the Node process that started the server and will stop it
  *   postgres.lock        held while a process initialises or starts the server
+ *
+ * A new cluster is a copy of a cluster template when there is one (see
+ * prepareClusterTemplate), else made by initdb.
  */
 
 export interface EmbeddedLogger {
@@ -32,6 +36,11 @@ export interface EmbeddedOptions {
   /** Extra server settings (`-c name=value`), e.g. fsync=off for tests. */
   settings?: Record<string, string>;
   databaseName?: string;
+  /**
+   * The cluster template a new cluster is copied from (prepareClusterTemplate): by default the
+   * build's (defaultTemplateDir); null for none (initdb then, as when there is no template).
+   */
+  templateDir?: string | null;
 }
 
 export interface EmbeddedPostgres {
@@ -211,9 +220,19 @@ async function ensureTraversable(target: string, user: RunAs, logger: EmbeddedLo
   }
 }
 
-function run(file: string, args: string[], options: SpawnOptions & RunAs): Promise<{ code: number; output: string }> {
+function run(
+  file: string,
+  args: string[],
+  options: SpawnOptions & RunAs & { input?: string },
+): Promise<{ code: number; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    const { input, ...spawnOptions } = options;
+    const child = spawn(file, args, {
+      ...spawnOptions,
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(input);
     let output = '';
     child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
@@ -326,23 +345,16 @@ async function readPassword(credFile: string): Promise<string | null> {
   }
 }
 
-async function initCluster(bins: Binaries, pgdata: string, credFile: string, user: RunAs, logger: EmbeddedLogger) {
-  const parent = path.dirname(pgdata);
-  const staging = `${pgdata}.init-${process.pid}`;
-  await fs.rm(staging, { recursive: true, force: true });
-  await fs.mkdir(staging, { mode: 0o700 });
-  const password = randomBytes(24).toString('base64url');
-  const pwfile = path.join(parent, `.pgpass-init-${process.pid}`);
+/** Runs initdb into `dir` (an empty directory the server's user owns) with `password` for the superuser. */
+async function runInitdb(bins: Binaries, dir: string, password: string, user: RunAs): Promise<void> {
+  const pwfile = path.join(path.dirname(dir), `.pgpass-init-${process.pid}`);
   await fs.writeFile(pwfile, `${password}\n`, { mode: 0o600 });
-  if (user.uid !== undefined) {
-    await fs.chown(staging, user.uid, user.gid ?? user.uid);
-    await fs.chown(pwfile, user.uid, user.gid ?? user.uid);
-  }
+  if (user.uid !== undefined) await fs.chown(pwfile, user.uid, user.gid ?? user.uid);
   try {
     const { code, output } = await runLoadingPg(
       bins.initdb,
       [
-        `--pgdata=${staging}`,
+        `--pgdata=${dir}`,
         `--username=${SUPERUSER}`,
         `--pwfile=${pwfile}`,
         '--auth=scram-sha-256',
@@ -356,9 +368,136 @@ async function initCluster(bins: Binaries, pgdata: string, credFile: string, use
   } finally {
     await fs.rm(pwfile, { force: true });
   }
+}
+
+/** A new empty directory for a cluster, owned by the server's user (mode 0700, as PostgreSQL wants). */
+async function freshClusterDir(dir: string, user: RunAs): Promise<void> {
+  await fs.rm(dir, { recursive: true, force: true });
+  await fs.mkdir(dir, { mode: 0o700 });
+  if (user.uid !== undefined) await fs.chown(dir, user.uid, user.gid ?? user.uid);
+}
+
+/*
+ * Cluster templates. initdb was most of a cold start: 1.2–2.4 s on an ext4 disk (it creates about a
+ * thousand files, each with its own fsync), against about 0.2 s to copy a pristine cluster it made
+ * once, give the copy its own superuser password, and flush it to disk. `npm run build` prepares the
+ * template (scripts/build.mjs); without one (another user's, a deployed image built elsewhere, a
+ * failed copy), a new cluster is made by initdb as before. Every copy of one template shares its
+ * system identifier (only physical replication tells clusters apart by it; these are not replicated).
+ */
+
+/** Where the build leaves the cluster template for these PostgreSQL binaries (`node_modules/.cache`, by convention). */
+export function defaultTemplateDir(packageDir: string): string {
+  let version = 'unknown';
+  try {
+    version = String(
+      (JSON.parse(readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as { version?: unknown }).version,
+    );
+  } catch {}
+  return path.join(PROJECT_ROOT, 'node_modules', '.cache', 'sift', `postgres-${version}-${os.platform()}-${os.arch()}`);
+}
+
+/**
+ * Makes the cluster template in `dir` (default: defaultTemplateDir) unless it is there: initdb with a
+ * password nobody keeps (each copy gets its own), the cluster never started. Other templates beside
+ * it (older binaries', unfinished ones of processes gone) are removed. Returns the template's folder.
+ */
+export async function prepareClusterTemplate(options: { dir?: string; logger?: EmbeddedLogger } = {}): Promise<string> {
+  const logger = options.logger ?? quietLogger;
+  const bins = await locateBinaries(logger);
+  const dir = path.resolve(options.dir ?? defaultTemplateDir(bins.packageDir));
+  if (existsSync(path.join(dir, 'PG_VERSION'))) return dir;
+  const user = serverUser(logger);
+  const parent = path.dirname(dir);
+  await fs.mkdir(parent, { recursive: true, mode: 0o755 });
+  await ensureTraversable(bins.packageDir, user, logger);
+  await ensureTraversable(parent, user, logger);
+  const staging = `${dir}.tmp-${process.pid}`;
+  await freshClusterDir(staging, user);
+  try {
+    await runInitdb(bins, staging, randomBytes(24).toString('base64url'), user);
+    await fs.rename(staging, dir);
+  } catch (err) {
+    await fs.rm(staging, { recursive: true, force: true });
+    // Another process made it meanwhile.
+    if (existsSync(path.join(dir, 'PG_VERSION'))) return dir;
+    throw err;
+  }
+  for (const entry of await fs.readdir(parent)) {
+    const unfinished = /\.tmp-(\d+)$/.exec(entry);
+    if (!entry.startsWith('postgres-') || entry === path.basename(dir)) continue;
+    if (unfinished && processAlive(Number(unfinished[1]))) continue;
+    await fs.rm(path.join(parent, entry), { recursive: true, force: true });
+  }
+  logger.info(`embedded postgres: prepared the cluster template ${dir}`);
+  return dir;
+}
+
+/**
+ * Fills `staging` (empty, the server's user's) with a copy of the template, its superuser's password
+ * set to `password` (in single-user mode: no server listens meanwhile), flushed to disk as initdb
+ * would. False, with a warning, when any step fails: the caller makes the cluster with initdb.
+ */
+async function copyTemplate(
+  bins: Binaries,
+  templateDir: string,
+  staging: string,
+  password: string,
+  user: RunAs,
+  logger: EmbeddedLogger,
+): Promise<boolean> {
+  if (!existsSync(path.join(templateDir, 'PG_VERSION'))) return false;
+  const env = { ...process.env, LC_ALL: 'C' };
+  const steps: [string, string, string[], string?][] = [
+    ['copy', 'cp', ['-R', '-p', `${templateDir}/.`, staging]],
+    [
+      'password',
+      bins.postgres,
+      ['--single', '-D', staging, '-c', 'exit_on_error=on', SUPERUSER],
+      // The password is base64url: nothing in it ends the literal.
+      `ALTER ROLE ${SUPERUSER} PASSWORD '${password}';\n`,
+    ],
+    ['sync', bins.initdb, ['--sync-only', `--pgdata=${staging}`]],
+  ];
+  for (const [step, file, args, input] of steps) {
+    // pg loads meanwhile, as while initdb runs.
+    const { code, output } = await runLoadingPg(file, args, { ...user, env, input }).catch((err: Error) => ({
+      code: 1,
+      output: err.message,
+    }));
+    if (code !== 0) {
+      logger.warn(
+        `embedded postgres: the cluster template ${templateDir} failed (${step}: ${output.trim().slice(-300)}); running initdb`,
+      );
+      return false;
+    }
+  }
+  return true;
+}
+
+async function initCluster(
+  bins: Binaries,
+  pgdata: string,
+  credFile: string,
+  user: RunAs,
+  logger: EmbeddedLogger,
+  templateDir: string | null,
+) {
+  const staging = `${pgdata}.init-${process.pid}`;
+  await freshClusterDir(staging, user);
+  const password = randomBytes(24).toString('base64url');
+  const copied = templateDir !== null && (await copyTemplate(bins, templateDir, staging, password, user, logger));
+  if (!copied) {
+    await freshClusterDir(staging, user);
+    await runInitdb(bins, staging, password, user);
+  }
   await fs.writeFile(credFile, JSON.stringify({ user: SUPERUSER, password }), { mode: 0o600 });
   await fs.rename(staging, pgdata);
-  logger.info(`embedded postgres: initialised a new cluster in ${pgdata}`);
+  logger.info(
+    copied
+      ? `embedded postgres: made a new cluster in ${pgdata} from the template ${templateDir}`
+      : `embedded postgres: initialised a new cluster in ${pgdata}`,
+  );
 }
 
 async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
@@ -415,7 +554,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
         }
         await fs.rmdir(pgdata);
       }
-      await initCluster(bins, pgdata, credFile, user, logger);
+      const templateDir = options.templateDir === undefined ? defaultTemplateDir(bins.packageDir) : options.templateDir;
+      await initCluster(bins, pgdata, credFile, user, logger, templateDir);
       password = await readPassword(credFile);
     }
     if (!password) {

@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { repairInstall, startEmbeddedPostgres } from '../../src/db/embedded.js';
+import { prepareClusterTemplate, repairInstall, startEmbeddedPostgres } from '../../src/db/embedded.js';
 
 const dirs: string[] = [];
 function tempDataDir(): string {
@@ -59,6 +59,74 @@ describe('embedded PostgreSQL', () => {
     expect(readFileSync(path.join(dataDir, 'postgres.json'), 'utf8')).toMatch(/"password"/);
     await pgsql.stop();
     expect(alive(pid)).toBe(false);
+  });
+
+  it('makes new clusters by copying the cluster template, each with a superuser password of its own', async () => {
+    const template = path.join(tempDataDir(), 'postgres-template');
+    const said: string[] = [];
+    const logger = { info: (m: string) => said.push(m), warn: (m: string) => said.push(`warn: ${m}`) };
+    expect(await prepareClusterTemplate({ dir: template, logger })).toBe(template);
+    const madeAt = statSync(path.join(template, 'PG_VERSION')).mtimeMs;
+    // A second preparation finds it made.
+    await prepareClusterTemplate({ dir: template });
+    expect(statSync(path.join(template, 'PG_VERSION')).mtimeMs).toBe(madeAt);
+
+    const dirA = tempDataDir();
+    const dirB = tempDataDir();
+    const a = await startEmbeddedPostgres({ dataDir: dirA, templateDir: template, logger });
+    const b = await startEmbeddedPostgres({ dataDir: dirB, templateDir: template, logger });
+    try {
+      expect(said.filter((m) => m.includes(`from the template ${template}`))).toHaveLength(2);
+      expect(said.filter((m) => m.startsWith('warn:'))).toEqual([]);
+      expect(await query(a.url, 'SELECT current_database() AS db')).toEqual([{ db: 'sift' }]);
+      expect(await query(b.url, 'SELECT current_database() AS db')).toEqual([{ db: 'sift' }]);
+      const password = (dir: string) =>
+        (JSON.parse(readFileSync(path.join(dir, 'postgres.json'), 'utf8')) as { password: string }).password;
+      expect(password(dirA)).not.toBe(password(dirB));
+      // A's password does not open B: the copy's password was changed, not inherited.
+      const withAsPassword = b.url.replace(encodeURIComponent(password(dirB)), encodeURIComponent(password(dirA)));
+      await expect(query(withAsPassword, 'SELECT 1')).rejects.toMatchObject({ code: '28P01' });
+      // The template itself was never started.
+      expect(existsSync(path.join(template, 'postmaster.pid'))).toBe(false);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+
+  it('makes the cluster with initdb when the template cannot be copied, and says so', async () => {
+    const broken = path.join(tempDataDir(), 'postgres-template');
+    mkdirSync(broken);
+    writeFileSync(path.join(broken, 'PG_VERSION'), '18\n');
+    const said: string[] = [];
+    const dataDir = tempDataDir();
+    const pgsql = await startEmbeddedPostgres({
+      dataDir,
+      templateDir: broken,
+      logger: { info: (m) => said.push(m), warn: (m) => said.push(`warn: ${m}`) },
+    });
+    try {
+      expect(said.some((m) => m.startsWith(`warn: embedded postgres: the cluster template ${broken} failed`))).toBe(
+        true,
+      );
+      expect(said.some((m) => m.includes('initialised a new cluster'))).toBe(true);
+      expect(await query(pgsql.url, 'SELECT current_database() AS db')).toEqual([{ db: 'sift' }]);
+    } finally {
+      await pgsql.stop();
+    }
+  });
+
+  it('removes older cluster templates beside a new one', async () => {
+    const cache = tempDataDir();
+    const older = path.join(cache, 'postgres-17.0.0-linux-x64');
+    mkdirSync(older);
+    writeFileSync(path.join(older, 'PG_VERSION'), '17\n');
+    const unfinished = path.join(cache, 'postgres-18.0.0-linux-x64.tmp-999999999');
+    mkdirSync(unfinished);
+    const template = await prepareClusterTemplate({ dir: path.join(cache, 'postgres-18.4.0-linux-x64') });
+    expect(existsSync(path.join(template, 'PG_VERSION'))).toBe(true);
+    expect(existsSync(older)).toBe(false);
+    expect(existsSync(unfinished)).toBe(false);
   });
 
   it('starts the server before loading pg, then connects with it', () => {
@@ -171,7 +239,10 @@ describe('embedded PostgreSQL', () => {
     const dataDir = tempDataDir();
     const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'silent' };
     // nothing running: the CLI starts a server for its run and stops it afterwards
-    const alone = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'migrate'], { env, encoding: 'utf8' });
+    const alone = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'migrate'], {
+      env,
+      encoding: 'utf8',
+    });
     expect(alone.status, alone.stderr).toBe(0);
     expect(alone.stdout).toMatch(/Applied 0001_accounts\.sql/);
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
@@ -179,7 +250,10 @@ describe('embedded PostgreSQL', () => {
     // a server running: the CLI connects to it and leaves it running
     const server = await startEmbeddedPostgres({ dataDir });
     const pid = postmasterPid(dataDir);
-    const joined = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'migrate'], { env, encoding: 'utf8' });
+    const joined = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'migrate'], {
+      env,
+      encoding: 'utf8',
+    });
     expect(joined.status, joined.stderr).toBe(0);
     expect(joined.stdout).toMatch(/up to date/);
     expect(postmasterPid(dataDir)).toBe(pid);
