@@ -24,6 +24,7 @@ import { loadMcpSdk, mcpRoutes, prepareMcpTools } from './mcp/plugin.js';
 import { loadSanitizer } from './providers/stackexchange/sanitize.js';
 import { loadQrEncoder } from './search/instant/qr.js';
 import { prepareZoneTables } from './search/instant/worldclock.js';
+import { prepareKeywordSets } from './search/cards/text.js';
 import { providersPlugin } from './providers/plugin.js';
 import { apiRoutes } from './routes/api/index.js';
 import { corsOptions } from './routes/cors.js';
@@ -169,6 +170,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     loadSanitizer,
     loadQrEncoder,
     prepareZoneTables,
+    prepareKeywordSets,
     prepareMcpTools,
     () => void loadMcpSdk().catch((err) => app.log.error({ err }, 'the MCP SDK could not be loaded')),
   ];

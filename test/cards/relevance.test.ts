@@ -20,7 +20,7 @@ import {
 } from '../../src/search/cards/signals.js';
 import { siteOf } from '../../src/search/cards/stackexchange.js';
 import { classify } from '../../src/search/cards/wikidata.js';
-import { fold, similarity, similarityAtLeast } from '../../src/search/cards/text.js';
+import { fold, keywordSet, prepareKeywordSets, similarity, similarityAtLeast } from '../../src/search/cards/text.js';
 
 const signals = (over: Partial<Signals> & { q: string }): Signals => ({
   wikipedia: null,
@@ -41,6 +41,27 @@ const wiki = (title: string, description: string) => ({
 describe('text', () => {
   it('folds case, accents and ß', () => {
     expect(fold('Misérables STRAßE')).toBe('miserables strasse');
+  });
+
+  it("reads a keyword set's keywords on first use or when prepared, not when made (a server start does not pay for them)", () => {
+    let reads = 0;
+    const keywords = (list: string[]) => ({
+      *[Symbol.iterator]() {
+        reads++;
+        yield* list;
+      },
+    });
+    const asked = keywordSet(keywords(['Café', 'new york']));
+    const prepared = keywordSet(keywords(['rust']));
+    expect(reads).toBe(0);
+    expect(asked.firstAt('best cafe in New York')).toBe(5);
+    expect(asked.in('cafeteria')).toBe(false);
+    expect(asked.entries).toEqual(['new york', 'cafe']);
+    expect(reads).toBe(1);
+    prepareKeywordSets();
+    expect(reads).toBe(2);
+    expect(prepared.in('Rust borrow checker')).toBe(true);
+    expect(reads).toBe(2);
   });
 
   it('measures similarity like the gestalt ratio (2 × matched / total)', () => {

@@ -22,21 +22,26 @@ import { EAT_WORDS, PERSON_WORDS, SCREEN_WORDS, STAY_WORDS, STOPWORDS, VISIT_WOR
 export const NAME_MATCH_MIN = 0.5;
 export const FUZZY_MATCH_MIN = 0.8;
 
-const FILLER: ReadonlySet<string> = new Set(
-  [
-    ...STOPWORDS,
-    ...[...SCREEN_WORDS, ...PERSON_WORDS, ...EAT_WORDS, ...STAY_WORDS, ...VISIT_WORDS].flatMap((k) =>
-      words(k).filter((w) => w.length > 1),
-    ),
-  ].flatMap((w) => words(w).map(stem)),
-);
+/** Words that identify nothing (stopwords, the vocabulary's kinds of things): made on first use, as keyword sets are. */
+let filler: ReadonlySet<string> | undefined;
+function isFiller(token: string): boolean {
+  filler ??= new Set(
+    [
+      ...STOPWORDS,
+      ...[...SCREEN_WORDS, ...PERSON_WORDS, ...EAT_WORDS, ...STAY_WORDS, ...VISIT_WORDS].flatMap((k) =>
+        words(k).filter((w) => w.length > 1),
+      ),
+    ].flatMap((w) => words(w).map(stem)),
+  );
+  return filler.has(token);
+}
 
 /** The words that identify a subject: stemmed, at least two characters, no filler. */
 export function identifyingTokens(text: string): Set<string> {
   const out = new Set<string>();
   for (const w of words(text)) {
     const t = stem(w);
-    if (t.length > 1 && !FILLER.has(t)) out.add(t);
+    if (t.length > 1 && !isFiller(t)) out.add(t);
   }
   return out;
 }
@@ -46,7 +51,7 @@ function rankingTokens(text: string): Set<string> {
   const out = new Set<string>();
   for (const w of words(text)) {
     const t = stem(w);
-    if ((t.length > 1 || /^\p{N}$/u.test(t)) && !FILLER.has(t)) out.add(t);
+    if ((t.length > 1 || /^\p{N}$/u.test(t)) && !isFiller(t)) out.add(t);
   }
   return out;
 }

@@ -41,15 +41,46 @@ export interface KeywordSet {
   readonly entries: readonly string[];
 }
 
+/** Keyword sets not built yet (keywordSet), for prepareKeywordSets. */
+const unbuilt = new Set<() => void>();
+
+/**
+ * Built on first use, not when made: the card vocabulary's sets are made as their modules load, and
+ * folding every keyword and compiling their expressions took ~35 ms of CPU in each server process at
+ * start (a worker's CPU profile), before it could listen. prepareKeywordSets builds them after.
+ */
 export function keywordSet(keywords: Iterable<string>): KeywordSet {
-  const entries = [...new Set([...keywords].map(fold))].sort((a, b) => b.length - a.length);
-  const pattern = new RegExp(`(?<![\\p{L}\\p{N}_])(?:${entries.map(escapeRegExp).join('|')})(?![\\p{L}\\p{N}_])`, 'u');
+  let built: { entries: string[]; pattern: RegExp } | undefined;
+  const build = () => {
+    if (!built) {
+      const entries = [...new Set([...keywords].map(fold))].sort((a, b) => b.length - a.length);
+      const pattern = new RegExp(
+        `(?<![\\p{L}\\p{N}_])(?:${entries.map(escapeRegExp).join('|')})(?![\\p{L}\\p{N}_])`,
+        'u',
+      );
+      built = { entries, pattern };
+      unbuilt.delete(build);
+    }
+    return built;
+  };
+  unbuilt.add(build);
   const firstAt = (text: string) => {
     if (!text) return -1;
-    const m = pattern.exec(fold(text));
+    const m = build().pattern.exec(fold(text));
     return m ? m.index : -1;
   };
-  return { entries, firstAt, in: (text) => firstAt(text) >= 0 };
+  return {
+    firstAt,
+    in: (text) => firstAt(text) >= 0,
+    get entries() {
+      return build().entries;
+    },
+  };
+}
+
+/** Builds every keyword set made so far (a warm-up once the server listens, so that no request pays for it). */
+export function prepareKeywordSets(): void {
+  for (const build of [...unbuilt]) build();
 }
 
 /** Length of the longest common block of a[alo..ahi) and b[blo..bhi), with its start in each (earliest first). */
