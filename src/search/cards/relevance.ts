@@ -1,4 +1,4 @@
-import { similarityAtLeast, stem, words } from './text.js';
+import { madeOnFirstUse, similarityAtLeast, stem, words } from './text.js';
 import { EAT_WORDS, PERSON_WORDS, SCREEN_WORDS, STAY_WORDS, STOPWORDS, VISIT_WORDS } from './vocabulary.js';
 
 /*
@@ -22,19 +22,19 @@ import { EAT_WORDS, PERSON_WORDS, SCREEN_WORDS, STAY_WORDS, STOPWORDS, VISIT_WOR
 export const NAME_MATCH_MIN = 0.5;
 export const FUZZY_MATCH_MIN = 0.8;
 
-/** Words that identify nothing (stopwords, the vocabulary's kinds of things): made on first use, as keyword sets are. */
-let filler: ReadonlySet<string> | undefined;
-function isFiller(token: string): boolean {
-  filler ??= new Set(
-    [
-      ...STOPWORDS,
-      ...[...SCREEN_WORDS, ...PERSON_WORDS, ...EAT_WORDS, ...STAY_WORDS, ...VISIT_WORDS].flatMap((k) =>
-        words(k).filter((w) => w.length > 1),
-      ),
-    ].flatMap((w) => words(w).map(stem)),
-  );
-  return filler.has(token);
-}
+/** Words that identify nothing (stopwords, the vocabulary's kinds of things). */
+const filler = madeOnFirstUse(
+  (): ReadonlySet<string> =>
+    new Set(
+      [
+        ...STOPWORDS,
+        ...[...SCREEN_WORDS, ...PERSON_WORDS, ...EAT_WORDS, ...STAY_WORDS, ...VISIT_WORDS].flatMap((k) =>
+          words(k).filter((w) => w.length > 1),
+        ),
+      ].flatMap((w) => words(w).map(stem)),
+    ),
+);
+const isFiller = (token: string) => filler().has(token);
 
 /** The words that identify a subject: stemmed, at least two characters, no filler. */
 export function identifyingTokens(text: string): Set<string> {

@@ -41,46 +41,55 @@ export interface KeywordSet {
   readonly entries: readonly string[];
 }
 
-/** Keyword sets not built yet (keywordSet), for prepareKeywordSets. */
-const unbuilt = new Set<() => void>();
+/** Vocabulary tables not made yet (madeOnFirstUse), for prepareKeywordSets. */
+const unmade = new Set<() => unknown>();
 
 /**
- * Built on first use, not when made: the card vocabulary's sets are made as their modules load, and
- * folding every keyword and compiling their expressions took ~35 ms of CPU in each server process at
- * start (a worker's CPU profile), before it could listen. prepareKeywordSets builds them after.
+ * `make()`, run on the first call of the returned function (or by prepareKeywordSets), not now. The
+ * card vocabulary's tables are declared as their modules load, and folding every keyword and
+ * compiling their expressions took ~35 ms of CPU in each server process at start (a worker's CPU
+ * profile), before it could listen.
  */
-export function keywordSet(keywords: Iterable<string>): KeywordSet {
-  let built: { entries: string[]; pattern: RegExp } | undefined;
-  const build = () => {
-    if (!built) {
-      const entries = [...new Set([...keywords].map(fold))].sort((a, b) => b.length - a.length);
-      const pattern = new RegExp(
-        `(?<![\\p{L}\\p{N}_])(?:${entries.map(escapeRegExp).join('|')})(?![\\p{L}\\p{N}_])`,
-        'u',
-      );
-      built = { entries, pattern };
-      unbuilt.delete(build);
+export function madeOnFirstUse<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  const get = () => {
+    if (!made) {
+      made = { value: make() };
+      unmade.delete(get);
     }
-    return built;
+    return made.value;
   };
-  unbuilt.add(build);
+  unmade.add(get);
+  return get;
+}
+
+/** A keyword set, built on first use (madeOnFirstUse). */
+export function keywordSet(keywords: Iterable<string>): KeywordSet {
+  const built = madeOnFirstUse(() => {
+    const entries = [...new Set([...keywords].map(fold))].sort((a, b) => b.length - a.length);
+    const pattern = new RegExp(
+      `(?<![\\p{L}\\p{N}_])(?:${entries.map(escapeRegExp).join('|')})(?![\\p{L}\\p{N}_])`,
+      'u',
+    );
+    return { entries, pattern };
+  });
   const firstAt = (text: string) => {
     if (!text) return -1;
-    const m = build().pattern.exec(fold(text));
+    const m = built().pattern.exec(fold(text));
     return m ? m.index : -1;
   };
   return {
     firstAt,
     in: (text) => firstAt(text) >= 0,
     get entries() {
-      return build().entries;
+      return built().entries;
     },
   };
 }
 
-/** Builds every keyword set made so far (a warm-up once the server listens, so that no request pays for it). */
+/** Makes every vocabulary table not made yet (a warm-up once the server listens, so that no request pays for it). */
 export function prepareKeywordSets(): void {
-  for (const build of [...unbuilt]) build();
+  for (const get of [...unmade]) get();
 }
 
 /** Length of the longest common block of a[alo..ahi) and b[blo..bhi), with its start in each (earliest first). */
