@@ -1,6 +1,11 @@
 /*
  * Ad-hoc profiling helper: Sift (dist/) under load (web search by default) against every upstream's fake.
  * PROF=1 writes a V8 CPU profile to bench/results/ (open it in Chrome DevTools).
+ * PERF=1 records the measured window with Linux perf (`perf record -e cpu-clock -g`, every thread of the server:
+ * V8's compiler and GC threads too, which a V8 CPU profile leaves out, and the kernel's side of system calls)
+ * into bench/results/perf-<time>.data, the server running with --perf-basic-prof so that perf names the compiled
+ * JavaScript (`perf report -i <file> --no-children --sort sym`). A V8 CPU profile puts the time of builtins and
+ * runtime calls (a Map lookup, a number's toString, libm) on whichever JavaScript frame it last saw; perf shows them.
  * W=<WORKERS> (default 1), C=<connections> (default 100), KEYS=<API keys the load rotates over> (default 500), D=<seconds> (default 10), LL=<log level> (default info),
  * FLOOR=1 puts the fan-out floor (bench/floor-fanout.ts) under the same load instead of Sift, FLOOR=json the bare JSON route (bench/floor-json.ts).
  * SIFT_LOG=<file for Sift's stdout> (default: discarded), SIFT_NODE_OPTIONS=<NODE_OPTIONS for Sift only>, SIFT_NODE_ARGS=<node flags of the server under load, Sift or the floor>,
@@ -31,7 +36,10 @@ await pool.end();
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const profFlags = process.env.PROF ? ['--cpu-prof', '--cpu-prof-dir=bench/results'] : [];
 // Node flags of the server under load, Sift's or the floor's (e.g. --perf-basic-prof for `perf`).
-const nodeArgs = (process.env.SIFT_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const nodeArgs = [
+  ...(process.env.SIFT_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  ...(process.env.PERF ? ['--perf-basic-prof'] : []),
+];
 // FLOOR=1: the fan-out floor (bench/floor-fanout.ts) instead of Sift, under the same load.
 const floor = Boolean(process.env.FLOOR);
 const child = floor
@@ -89,6 +97,17 @@ const pathFor = (i: number): string => {
 // W=<workers>: the whole server's CPU, the primary's and its workers'.
 const cpuMs = (): number => [child.pid!, ...childPids(child.pid!)].reduce((n, p) => n + cpuMsOf(p), 0);
 const pgCpuMs = postgresCpuMs;
+/** perf record of the server's processes (W=<workers>: each) for `seconds`; resolves to the data file. */
+function startPerf(seconds: number): Promise<string> {
+  const file = `bench/results/perf-${Date.now()}.data`;
+  const pids = [child.pid!, ...childPids(child.pid!)].join(',');
+  const args = ['record', '-q', '-e', 'cpu-clock', '-F', '2000', '-g', '-p', pids, '-o', file, '--', 'sleep', String(seconds)];
+  const rec = spawn('perf', args, { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    rec.on('error', reject);
+    rec.on('exit', (code) => (code === 0 ? resolve(file) : reject(new Error(`perf record exited with ${code}`))));
+  });
+}
 const generate = rotatingLoad({ connections: Number(process.env.C ?? 100), path: pathFor, keys });
 const load = (duration: number) => generate(base, duration);
 const warm = await load(3); // warm-up
@@ -102,7 +121,9 @@ const commits = async (): Promise<number> => {
 const commits0 = await commits();
 const cpu0 = cpuMs();
 const pgCpu0 = pgCpuMs();
+const perf = process.env.PERF ? startPerf(Number(process.env.D ?? 10)) : undefined;
 const r = await load(Number(process.env.D ?? 10));
+if (perf) console.log('perf data', await perf);
 const cpu = cpuMs() - cpu0;
 const pgCpu = pgCpuMs() - pgCpu0;
 const statements = (await commits()) - commits0 - 1;
