@@ -1,7 +1,9 @@
 /*
  * A/B helper for one change: two Sifts (A and B) on one database and one set of fakes, measured in
  * alternating rounds under the same load, so that the machine's drift falls on both sides alike;
- * prints each round and the median throughput and CPU per request (user + system, schedstat) of each.
+ * prints each round and the median throughput and CPU per request (user + system, schedstat) of each,
+ * and the CPU per request of every PostgreSQL process (the one database both sides share: a side's
+ * statements cost CPU there too, which on a small machine the server and the load generator lack).
  *
  *   A_DIST / B_DIST    the build each side runs (default dist; e.g. a copy of dist from before a change,
  *                      kept inside the project so that it finds node_modules)
@@ -23,7 +25,7 @@ import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPool } from '../src/db/pool.js';
 import { startAllFakes } from '../test/fakes/all.js';
-import { cpuMsOf, serverNodeFlags } from './proc.js';
+import { cpuMsOf, postgresCpuMs, serverNodeFlags } from './proc.js';
 import { rotatingLoad } from './rotating-load.js';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -40,7 +42,7 @@ interface Side {
   name: string;
   child: ChildProcess;
   url: string;
-  rounds: { rps: number; cpuMsPerRequest: number }[];
+  rounds: { rps: number; cpuMsPerRequest: number; pgMsPerRequest: number }[];
 }
 
 async function startSide(name: 'A' | 'B', port: number): Promise<Side> {
@@ -97,11 +99,17 @@ for (let round = 0; round < rounds; round++) {
     if (previous !== side) await load(side.url, warmSeconds);
     previous = side;
     const cpu0 = cpuMsOf(side.child.pid!);
+    const pg0 = postgresCpuMs();
     const r = await load(side.url, Number(process.env.D ?? 5));
     const cpu = cpuMsOf(side.child.pid!) - cpu0;
-    side.rounds.push({ rps: r.requests.average, cpuMsPerRequest: cpu / r.requests.total });
+    const pgMs = postgresCpuMs() - pg0;
+    side.rounds.push({
+      rps: r.requests.average,
+      cpuMsPerRequest: cpu / r.requests.total,
+      pgMsPerRequest: pgMs / r.requests.total,
+    });
     console.log(
-      `round ${round + 1} ${side.name}: ${r.requests.average.toFixed(0)} req/s, ${(cpu / r.requests.total).toFixed(4)} CPU ms/req, non-2xx ${r.non2xx}`,
+      `round ${round + 1} ${side.name}: ${r.requests.average.toFixed(0)} req/s, ${(cpu / r.requests.total).toFixed(4)} CPU ms/req, PostgreSQL ${(pgMs / r.requests.total).toFixed(4)} CPU ms/req, non-2xx ${r.non2xx}`,
     );
   }
 }
@@ -109,9 +117,10 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const [a, b] = sides.map((s) => ({
   rps: median(s.rounds.map((r) => r.rps)),
   cpu: median(s.rounds.map((r) => r.cpuMsPerRequest)),
+  pg: median(s.rounds.map((r) => r.pgMsPerRequest)),
 }));
 console.log(
-  `median A: ${a!.rps.toFixed(0)} req/s, ${a!.cpu.toFixed(4)} CPU ms/req; B: ${b!.rps.toFixed(0)} req/s, ${b!.cpu.toFixed(4)} CPU ms/req; B/A throughput ${(b!.rps / a!.rps).toFixed(3)}, CPU ${(b!.cpu / a!.cpu).toFixed(3)}`,
+  `median A: ${a!.rps.toFixed(0)} req/s, ${a!.cpu.toFixed(4)} CPU ms/req, PostgreSQL ${a!.pg.toFixed(4)}; B: ${b!.rps.toFixed(0)} req/s, ${b!.cpu.toFixed(4)} CPU ms/req, PostgreSQL ${b!.pg.toFixed(4)}; B/A throughput ${(b!.rps / a!.rps).toFixed(3)}, CPU ${(b!.cpu / a!.cpu).toFixed(3)}, PostgreSQL CPU ${(b!.pg / a!.pg).toFixed(3)}`,
 );
 // Peak resident memory of each side over the whole run (VmHWM), for changes that trade memory for CPU.
 const peakRssMb = (pid: number) =>

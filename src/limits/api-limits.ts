@@ -273,7 +273,7 @@ export function registerApiLimits(app: FastifyInstance): void {
     if (!principal) return done();
     // A busy key's next requests are admitted from the slots its instance holds (batch.ts): no round trip.
     const quotaApplies = quota > 0 && countsSearches(request);
-    const leased = batcher.leased(principal.keyId, quotaApplies ? usage.epoch() : undefined);
+    const leased = batcher.leased(principal.keyId, quotaApplies ? usage.epoch() : undefined, principal.userId);
     if (leased) {
       const refusal = judge(request, principal.keyId, principal.userId, leased, quotaApplies, new Date(), false);
       if (refusal) {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { monthStart } from './month.js';
 import {
   admitKeys,
   type KeyRequests,
@@ -38,9 +39,23 @@ import {
  * Its next requests are admitted from those slots at once, with no round
  * trip (`leased()`), for LEASE_MS after the statement was sent; the slots
  * are recorded as admitted at the end of that time, so no limit can be
- * passed by using them late. Slots left unused are given back: with the
- * key's next statement, or by a sweep every LEASE_MS. A key used once in a
- * while, or near its limits, is decided by the database request by request.
+ * passed by using them late. Once a lease is RENEW_AT of the way through
+ * its time or its slots, its key's next lease is asked for in the
+ * background (a row with no waiting request, patient like any other), so
+ * that a key busy at a steady pace is admitted from leases alone and none of
+ * its requests waits for the database; the new lease replaces the old one
+ * when it comes. Slots left unused are given back with the key's next row:
+ * a replaced lease's with the renewal after, the last lease's once it
+ * expires (a sweep every LEASE_MS). So a busy key costs the database one
+ * row per RENEW_AT x LEASE_MS, whatever its pace; each row is a call of a
+ * plpgsql function that costs the database more CPU than the rest of the
+ * statement, and on a small machine the server lacks what the database
+ * takes (under the instant answers' bench load over 1000 keys, bench/ab.ts
+ * measured PostgreSQL at 0.58-0.62x the CPU a request of leases of one
+ * second without renewals, which sent each key's first request after a
+ * lease ended to the database: Sift 1.10-1.13x the throughput). A key used
+ * once in a while, or near its limits, is decided by the database request
+ * by request.
  * While the database does not answer (a statement failed, or has been in
  * flight for STALLED_MS), no request is admitted from a lease: an outage
  * answers 503 at once, as without leases.
@@ -58,11 +73,18 @@ export const MAX_KEYS_PER_STATEMENT = 512;
 /** How long requests that are all patient wait for others before their statement goes. */
 export const PATIENCE_MS = 10;
 /** How long a lease's slots may be used after its statement was sent (and how far ahead they are recorded). */
-export const LEASE_MS = 1000;
+export const LEASE_MS = 2000;
 /** The most slots one lease takes. */
-export const MAX_LEASE = 64;
+export const MAX_LEASE = 128;
 /** A statement in flight for longer than this stops admissions from leases until it is answered. */
 export const STALLED_MS = 250;
+/**
+ * The share of a lease's time or slots after which the key's next lease is asked for in the background:
+ * late enough that a lease is replaced not much more often than once per LEASE_MS, early enough that
+ * the next one comes (one patience window and one statement, which may hold hundreds of keys' rows)
+ * well before this one runs out.
+ */
+export const RENEW_AT = 0.75;
 
 /** What this instance knows of a key that asks often: its demand and its lease. */
 interface KeyState {
@@ -76,6 +98,30 @@ interface KeyState {
   /** performance.now() after which the lease's slots may no longer be used. */
   expires: number;
   /** The usage epoch the lease's persisted searches were read in (see `leased`), or -1 without them. */
+  usageEpoch: number;
+  /** performance.now() after which the lease's use asks for the next lease. */
+  renewAt: number;
+  /** The next lease may be asked for in the background (false once asked, until a new lease is kept). */
+  renewable: boolean;
+}
+
+/** Unused slots of a lease, given back to the bucket they were recorded in. */
+interface Release {
+  slots: number;
+  recordedAt: number;
+}
+
+/** A lease asked for in the background, with what the lease's users need read for the quota check. */
+interface Renewal {
+  usage: UsageLookup | undefined;
+  usageEpoch: number;
+}
+
+/** One key's row of a statement: its waiting requests, or none (a lease given back or renewed). */
+interface Row {
+  request: KeyRequests;
+  waiters: Waiter[];
+  /** The usage epoch of the row's usage lookup, or -1 without one. */
   usageEpoch: number;
 }
 
@@ -93,9 +139,10 @@ export interface AdmissionBatcher {
    * Counts a request of the key toward its demand and admits it from the key's lease when one has a
    * slot left: its decision, or null (then ask `admit`). With `usageEpoch` (the request needs the
    * user's persisted searches for the quota check), only from a lease whose searches were read in
-   * that epoch: the usage recorder's count of completed writes, so that none was written since.
+   * that epoch: the usage recorder's count of completed writes, so that none was written since; then
+   * `userId` (the key's user) lets a renewal of the lease read the user's searches too.
    */
-  leased(keyId: number, usageEpoch?: number): RateDecision | null;
+  leased(keyId: number, usageEpoch?: number, userId?: number): RateDecision | null;
   /** `patient`: the decision may wait up to PATIENCE_MS for other requests to share its statement. */
   admit(keyId: number, usage?: UsageLookup, patient?: boolean, usageEpoch?: number): Promise<RateDecision>;
   /** Sends what waits (patiently) at the end of this turn. */
@@ -111,15 +158,34 @@ export function createAdmissionBatcher(pool: pg.Pool, limits: Limits): Admission
   let inFlightSince = -1;
   /** Keys seen recently (demand, leases); swept every LEASE_MS. */
   const states = new Map<number, KeyState>();
-  /** Unused slots of expired leases to give back with the next statement. */
-  let releases = new Map<number, { slots: number; recordedAt: number }>();
+  /**
+   * Unused slots of ended leases to give back, oldest first, by key: one with the key's next row (a
+   * statement names a key once). A key that holds a lease gives its previous lease's slots back with
+   * the row that renews it, not in a row of their own.
+   */
+  const releases = new Map<number, Release[]>();
+
+  function queueRelease(keyId: number, release: Release): void {
+    const queue = releases.get(keyId);
+    if (queue) queue.push(release);
+    else releases.set(keyId, [release]);
+  }
+
+  /** The key's oldest slots to give back, taken off the queue. */
+  function takeRelease(keyId: number): Release | undefined {
+    const queue = releases.get(keyId);
+    if (!queue) return undefined;
+    const release = queue.shift();
+    if (queue.length === 0) releases.delete(keyId);
+    return release;
+  }
 
   /** Ends the key's lease; its unused slots go back with the next statement. */
   function endLease(keyId: number, state: KeyState): void {
     const lease = state.lease;
     if (!lease) return;
     const unused = lease.slots - state.used;
-    if (unused > 0) releases.set(keyId, { slots: unused, recordedAt: lease.recordedAt });
+    if (unused > 0) queueRelease(keyId, { slots: unused, recordedAt: lease.recordedAt });
     state.lease = null;
   }
 
@@ -143,6 +209,8 @@ export function createAdmissionBatcher(pool: pg.Pool, limits: Limits): Admission
 
   /** Waiting requests by key, keys in the order their first waiting request arrived. */
   let waiting = new Map<number, Waiter[]>();
+  /** Keys whose next lease is to be asked for in the background. */
+  const renewals = new Map<number, Renewal>();
   /** A statement is in flight, or about to be sent. */
   let busy = false;
   /** Impatient requests among the waiting ones. */
@@ -151,47 +219,66 @@ export function createAdmissionBatcher(pool: pg.Pool, limits: Limits): Admission
   let patience: NodeJS.Timeout | undefined;
   /** hurry() was called while a statement was in flight: the next one goes at once. */
   let hurried = false;
+  /** Settles when the statements sent since the latest sendSoon() are answered. */
+  let draining: Promise<void> = Promise.resolve();
 
-  /** Takes the next statement's share of the waiting requests. */
-  function take(): { keys: KeyRequests[]; waiters: Waiter[][] } {
-    const keys: KeyRequests[] = [];
-    const waiters: Waiter[][] = [];
+  /** Takes the next statement's share of the waiting requests, leases to give back and leases to renew. */
+  function take(): Row[] {
+    const rows: Row[] = [];
+    /** Keys with a row already (waiting requests or a renewal), which a release-only row must not name again. */
+    const named = new Set<number>();
     const now = performance.now();
     hurried = false;
     for (const [keyId, queue] of waiting) {
-      if (keys.length === MAX_KEYS_PER_STATEMENT) break;
+      if (rows.length === MAX_KEYS_PER_STATEMENT) break;
       const batch = queue.splice(0, MAX_BATCH);
       if (queue.length === 0) waiting.delete(keyId);
       for (const w of batch) if (!w.patient) impatient--;
       const state = states.get(keyId);
-      // A lease still held (its slots unusable for these requests' quota check) is given back now.
+      // A lease still held (its slots unusable for these requests' quota check) is given back now;
+      // the lease these requests ask for replaces any renewal.
       if (state) endLease(keyId, state);
-      const release = releases.get(keyId);
-      releases.delete(keyId);
-      keys.push({
-        keyId,
-        wanted: batch.length,
-        usage: batch.find((w) => w.usage)?.usage,
-        extra: extraFor(state, now),
-        release,
+      renewals.delete(keyId);
+      const release = takeRelease(keyId);
+      const asking = batch.find((w) => w.usage);
+      rows.push({
+        request: { keyId, wanted: batch.length, usage: asking?.usage, extra: extraFor(state, now), release },
+        waiters: batch,
+        usageEpoch: asking?.usageEpoch ?? -1,
       });
-      waiters.push(batch);
+      named.add(keyId);
     }
-    // Expired leases of keys with nothing waiting.
-    for (const [keyId, release] of releases) {
-      if (keys.length === MAX_KEYS_PER_STATEMENT) break;
-      keys.push({ keyId, wanted: 0, release });
-      waiters.push([]);
-      releases.delete(keyId);
+    // Leases asked for in the background: the current one stays in use until the next one comes.
+    for (const [keyId, renewal] of renewals) {
+      if (rows.length === MAX_KEYS_PER_STATEMENT) break;
+      renewals.delete(keyId);
+      const state = states.get(keyId);
+      const extra = extraFor(state, now);
+      if (!state?.lease || extra === 0) continue;
+      rows.push({
+        request: { keyId, wanted: 0, usage: renewal.usage, extra, release: takeRelease(keyId) },
+        waiters: [],
+        usageEpoch: renewal.usage ? renewal.usageEpoch : -1,
+      });
+      named.add(keyId);
     }
-    return { keys, waiters };
+    // Slots of ended leases, of keys with no row in this statement. A key still holding a lease gives
+    // its previous one's back with its renewal, unless more wait (its lease ended with no renewal).
+    for (const [keyId, queue] of releases) {
+      if (rows.length === MAX_KEYS_PER_STATEMENT) break;
+      if (named.has(keyId)) continue;
+      const state = states.get(keyId);
+      if (queue.length === 1 && state?.lease && state.renewable && now < state.expires) continue;
+      rows.push({ request: { keyId, wanted: 0, release: takeRelease(keyId) }, waiters: [], usageEpoch: -1 });
+    }
+    return rows;
   }
 
   function sendSoon(): void {
     if (patience) clearTimeout(patience);
     patience = undefined;
     busy = true;
-    setImmediate(() => void drain());
+    draining = new Promise((resolve) => setImmediate(() => void drain().then(resolve, resolve)));
   }
 
   function waitPatiently(): void {
@@ -204,38 +291,54 @@ export function createAdmissionBatcher(pool: pg.Pool, limits: Limits): Admission
     const state = states.get(keyId);
     if (!state) {
       // Swept meanwhile: nobody will use it.
-      releases.set(keyId, { slots: lease.slots, recordedAt: lease.recordedAt });
+      queueRelease(keyId, { slots: lease.slots, recordedAt: lease.recordedAt });
       return;
     }
     endLease(keyId, state);
     state.lease = lease;
     state.used = 0;
     state.expires = sentAt + LEASE_MS;
+    state.renewAt = sentAt + RENEW_AT * LEASE_MS;
+    state.renewable = true;
     state.usageEpoch = usageEpoch;
   }
 
+  /** Asks for the key's next lease with a coming statement (the current one stays in use meanwhile). */
+  function renew(keyId: number, state: KeyState, usageEpoch: number | undefined, userId: number | undefined): void {
+    state.renewable = false;
+    const usage =
+      usageEpoch !== undefined && userId !== undefined ? { userId, month: monthStart(new Date()) } : undefined;
+    renewals.set(keyId, { usage, usageEpoch: usageEpoch ?? -1 });
+    waitPatiently();
+  }
+
   async function drain(): Promise<void> {
-    while (waiting.size > 0 || releases.size > 0) {
-      const { keys, waiters } = take();
+    while (waiting.size > 0 || releases.size > 0 || renewals.size > 0) {
+      const rows = take();
+      if (rows.length === 0) break;
       const sentAt = performance.now();
       inFlightSince = sentAt;
       try {
-        const decided = await admitKeys(pool, limits, keys, LEASE_MS / 1000);
-        waiters.forEach((batch, k) => {
-          const { keyId } = keys[k]!;
+        const decided = await admitKeys(
+          pool,
+          limits,
+          rows.map((row) => row.request),
+          LEASE_MS / 1000,
+        );
+        rows.forEach(({ request, waiters, usageEpoch }, k) => {
           const { decisions, lease } = decided[k]!;
+          if (lease) keepLease(request.keyId, lease, sentAt, usageEpoch);
           // The usage read for the key went with its first request that asked for it.
-          if (lease) keepLease(keyId, lease, sentAt, batch.find((w) => w.usage)?.usageEpoch ?? -1);
-          const usage = keys[k]!.usage;
-          batch.forEach((w, i) => {
+          waiters.forEach((w, i) => {
             const d = decisions[i]!;
-            w.resolve(w.usage || !usage ? d : { ...d, persistedSearches: null });
+            w.resolve(w.usage || !request.usage ? d : { ...d, persistedSearches: null });
           });
         });
       } catch (err) {
         // The database did not answer: no request is admitted from a lease until it does again.
         for (const state of states.values()) state.lease = null;
-        for (const batch of waiters) for (const w of batch) w.reject(err);
+        renewals.clear();
+        for (const row of rows) for (const w of row.waiters) w.reject(err);
         const behind = waiting;
         waiting = new Map();
         impatient = 0;
@@ -246,15 +349,25 @@ export function createAdmissionBatcher(pool: pg.Pool, limits: Limits): Admission
       if (impatient === 0 && !hurried) break;
     }
     busy = false;
-    if (waiting.size > 0) waitPatiently();
+    if (waiting.size > 0 || renewals.size > 0) waitPatiently();
   }
 
   return {
-    leased(keyId, usageEpoch) {
+    leased(keyId, usageEpoch, userId) {
       const now = performance.now();
       let state = states.get(keyId);
       if (!state) {
-        state = { seen: 0, seenBefore: 0, since: now, lease: null, used: 0, expires: 0, usageEpoch: -1 };
+        state = {
+          seen: 0,
+          seenBefore: 0,
+          since: now,
+          lease: null,
+          used: 0,
+          expires: 0,
+          usageEpoch: -1,
+          renewAt: 0,
+          renewable: false,
+        };
         states.set(keyId, state);
       } else if (now - state.since >= LEASE_MS) {
         state.seenBefore = now - state.since < 2 * LEASE_MS ? state.seen : 0;
@@ -267,7 +380,11 @@ export function createAdmissionBatcher(pool: pg.Pool, limits: Limits): Admission
       // A statement unanswered for a while: the database may be gone, and a lease must not hide it.
       if (inFlightSince >= 0 && now - inFlightSince > STALLED_MS) return null;
       if (usageEpoch !== undefined && usageEpoch !== state.usageEpoch) return null;
-      return lease.decision(state.used++);
+      const decision = lease.decision(state.used++);
+      if (state.renewable && (now >= state.renewAt || state.used >= RENEW_AT * lease.slots)) {
+        renew(keyId, state, usageEpoch, userId);
+      }
+      return decision;
     },
     admit(keyId, usage, patient = false, usageEpoch) {
       return new Promise<RateDecision>((resolve, reject) => {
@@ -289,11 +406,16 @@ export function createAdmissionBatcher(pool: pg.Pool, limits: Limits): Admission
       clearInterval(sweep);
     },
     async releaseAll() {
+      // A lease asked for in the background and not answered yet would be kept after this: none is
+      // asked for any more, and one in flight is answered first.
+      renewals.clear();
+      if (busy) await draining;
       for (const [keyId, state] of states) endLease(keyId, state);
-      if (releases.size === 0) return;
-      const keys = [...releases].map(([keyId, release]) => ({ keyId, wanted: 0, release }));
-      releases = new Map();
-      await admitKeys(pool, limits, keys);
+      // A statement names a key once: a key with several leases to give back takes several.
+      while (releases.size > 0) {
+        const keys = [...releases.keys()].map((keyId) => ({ keyId, wanted: 0, release: takeRelease(keyId) }));
+        await admitKeys(pool, limits, keys);
+      }
     },
   };
 }

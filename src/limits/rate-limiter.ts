@@ -252,7 +252,7 @@ function windowState(
       windowSeconds,
       used,
       remaining: Math.max(0, limit - used),
-      // A lease's slots are recorded up to its hold (about a second) ahead: never reported past the window.
+      // A lease's slots are recorded up to its hold (two seconds, batch.ts) ahead: never reported past the window.
       resetSeconds: reset === null ? windowSeconds : Math.min(windowSeconds, Math.max(0, reset)),
       exceeded: false,
     };

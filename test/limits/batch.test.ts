@@ -216,6 +216,39 @@ describe('admission leases (a busy key admitted without a round trip)', () => {
     }
   });
 
+  it("renews a steadily busy key's lease in the background: none of its requests waits for a statement, and once it stops the windows count only the requests made", async () => {
+    const batcher = createAdmissionBatcher(db.pool, { burst: rate('100000/min'), sustained: rate('1000000/day') });
+    try {
+      await busy(batcher, 1010);
+      // Leases follow the key's demand: after a while at a steady pace, it holds one sized for it.
+      let made = 2;
+      const pace = async (ms: number) => {
+        let waited = 0;
+        const until = performance.now() + ms;
+        while (performance.now() < until) {
+          const leased = batcher.leased(1010);
+          if (!leased) {
+            waited++;
+            await batcher.admit(1010);
+          }
+          made++;
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        return waited;
+      };
+      await pace(LEASE_MS);
+      // Two lease periods more: each lease is replaced before it runs out of time or slots.
+      expect(await pace(2 * LEASE_MS)).toBe(0);
+      // Every lease's unused slots come back: the renewed ones' with the next renewal, the last one's
+      // when it expires.
+      const until = Date.now() + 4 * LEASE_MS;
+      while ((await totals(1010)).b !== made && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      expect(await totals(1010)).toMatchObject({ b: made, s: made });
+    } finally {
+      batcher.stop();
+    }
+  }, 30_000);
+
   it('records leased slots a hold ahead, so that none leaves its window before a window after its use', async () => {
     const batcher = createAdmissionBatcher(db.pool, { burst: rate('1000/min'), sustained: rate('5000/day') });
     try {
