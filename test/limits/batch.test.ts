@@ -249,6 +249,24 @@ describe('admission leases (a busy key admitted without a round trip)', () => {
     }
   }, 30_000);
 
+  it('does not renew the small lease of a key asking twice a second: its request after the lease goes to the database', async () => {
+    const batcher = createAdmissionBatcher(db.pool, { burst: rate('100000/min'), sustained: rate('1000000/day') });
+    try {
+      await busy(batcher, 1011);
+      let waited = 0;
+      for (let i = 0; i < (3 * LEASE_MS) / 500; i++) {
+        if (!batcher.leased(1011)) {
+          waited++;
+          await batcher.admit(1011);
+        }
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      expect(waited).toBeGreaterThan(0);
+    } finally {
+      batcher.stop();
+    }
+  }, 30_000);
+
   it('records leased slots a hold ahead, so that none leaves its window before a window after its use', async () => {
     const batcher = createAdmissionBatcher(db.pool, { burst: rate('1000/min'), sustained: rate('5000/day') });
     try {
