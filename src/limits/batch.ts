@@ -69,6 +69,14 @@ import {
 export const MAX_BATCH = 256;
 /** More keys than this wait for the next statement. */
 export const MAX_KEYS_PER_STATEMENT = 512;
+/**
+ * At most this many rows that only give slots back go in one statement; more follow in statements of
+ * their own at once. A statement holds its keys' row locks until it ends, and each row costs the
+ * database about 0.1 ms: an instance that goes quiet gives back the leases of all its keys (a
+ * thousand of them after a busy spell), and in statements of hundreds of rows it would hold up, for
+ * tens of milliseconds each, the statements of other instances deciding requests of the same keys.
+ */
+export const MAX_RELEASES_PER_STATEMENT = 32;
 /** How long requests that are all patient wait for others before their statement goes. */
 export const PATIENCE_MS = 10;
 /** How long a lease's slots may be used after its statement was sent (and how far ahead they are recorded). */
@@ -225,12 +233,15 @@ export function createAdmissionBatcher(pool: pg.Pool, limits: Limits): Admission
   let patience: NodeJS.Timeout | undefined;
   /** hurry() was called while a statement was in flight: the next one goes at once. */
   let hurried = false;
+  /** The latest take() left rows that only give slots back for the next statement (MAX_RELEASES_PER_STATEMENT). */
+  let moreReleases = false;
   /** Settles when the statements sent since the latest sendSoon() are answered. */
   let draining: Promise<void> = Promise.resolve();
 
   /** Takes the next statement's share of the waiting requests, leases to give back and leases to renew. */
   function take(): Row[] {
     const rows: Row[] = [];
+    moreReleases = false;
     /** Keys with a row already (waiting requests or a renewal), which a release-only row must not name again. */
     const named = new Set<number>();
     const now = performance.now();
@@ -270,12 +281,18 @@ export function createAdmissionBatcher(pool: pg.Pool, limits: Limits): Admission
     }
     // Slots of ended leases, of keys with no row in this statement. A key still holding a lease gives
     // its previous one's back with its renewal, unless more wait (its lease ended with no renewal).
+    let releaseRows = 0;
     for (const [keyId, queue] of releases) {
       if (rows.length === MAX_KEYS_PER_STATEMENT) break;
+      if (releaseRows === MAX_RELEASES_PER_STATEMENT) {
+        moreReleases = true;
+        break;
+      }
       if (named.has(keyId)) continue;
       const state = states.get(keyId);
       if (queue.length === 1 && state?.lease && state.renewable && now < state.expires) continue;
       rows.push({ request: { keyId, wanted: 0, release: takeRelease(keyId) }, waiters: [], usageEpoch: -1 });
+      releaseRows++;
     }
     return rows;
   }
@@ -344,6 +361,8 @@ export function createAdmissionBatcher(pool: pg.Pool, limits: Limits): Admission
         // The database did not answer: no request is admitted from a lease until it does again.
         for (const state of states.values()) state.lease = null;
         renewals.clear();
+        // Slots to give back wait for the next sweep, not for a database that just failed.
+        moreReleases = false;
         for (const row of rows) for (const w of row.waiters) w.reject(err);
         const behind = waiting;
         waiting = new Map();
@@ -352,7 +371,8 @@ export function createAdmissionBatcher(pool: pg.Pool, limits: Limits): Admission
       }
       inFlightSince = -1;
       // Only patient requests came meanwhile: they wait for company (or a hurry) again.
-      if (impatient === 0 && !hurried) break;
+      // Rows that only give slots back and did not fit go next, in short statements of their own.
+      if (impatient === 0 && !hurried && !moreReleases) break;
     }
     busy = false;
     if (waiting.size > 0 || renewals.size > 0) waitPatiently();

@@ -6,6 +6,7 @@ import {
   type AdmissionBatcher,
   createAdmissionBatcher,
   LEASE_MS,
+  MAX_RELEASES_PER_STATEMENT,
   PATIENCE_MS,
   STALLED_MS,
 } from '../../src/limits/batch.js';
@@ -264,6 +265,41 @@ describe('admission leases (a busy key admitted without a round trip)', () => {
       expect(waited).toBeGreaterThan(0);
     } finally {
       batcher.stop();
+    }
+  }, 30_000);
+
+  it('gives back the leases of many keys going quiet in short statements, so as not to hold other instances up', async () => {
+    const pool = createPool(db.url, { max: 10 });
+    /** Keys named by each admission statement. */
+    const sizes: number[] = [];
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+    (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const config = args[0] as { name?: string; values?: unknown[][] };
+      if (config.name === 'sift_rate_limit_admit_keys') sizes.push(config.values![0]!.length);
+      return query(...args);
+    };
+    const batcher = createAdmissionBatcher(pool, { burst: rate('100000/min'), sustained: rate('1000000/day') });
+    const keys = Array.from({ length: 2 * MAX_RELEASES_PER_STATEMENT + 10 }, (_, i) => 2000 + i);
+    try {
+      await Promise.all(keys.map((key) => busy(batcher, key)));
+      // Each key now holds a lease it will not use: they all end, and come back, within two periods.
+      sizes.length = 0;
+      const until = Date.now() + 4 * LEASE_MS;
+      const held = async () =>
+        (
+          await db.pool.query<{ n: string }>(
+            'SELECT coalesce(sum(b_total), 0) AS n FROM rate_limits WHERE key_id = ANY($1::bigint[])',
+            [keys],
+          )
+        ).rows[0]!.n;
+      while (Number(await held()) !== 2 * keys.length && Date.now() < until)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(Number(await held())).toBe(2 * keys.length);
+      expect(sizes.length).toBeGreaterThanOrEqual(3);
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(MAX_RELEASES_PER_STATEMENT);
+    } finally {
+      batcher.stop();
+      await pool.end();
     }
   }, 30_000);
 
