@@ -218,6 +218,20 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
   /** Relayed questions still waiting for workers: called with each answer. */
   const questions = new Map<number, (answer: unknown) => void>();
 
+  /**
+   * Sends to a worker whose channel is open. A write can still fail when the worker exits meanwhile
+   * (EPIPE): Node then emits 'error' on the worker unless the send has a callback, and an 'error'
+   * with no listener would end the primary (as an uncaught exception, exit 1) in the middle of a
+   * shutdown, while the workers exit and one of them still has a note to pass on. The worker's exit
+   * is handled where it exits.
+   */
+  function sendTo(worker: Worker, message: object): void {
+    if (!worker.isConnected()) return;
+    worker.send(message, undefined, undefined, (err: Error | null) => {
+      if (err) log.debug({ err }, 'a message to a worker was not delivered');
+    });
+  }
+
   /** Asks every worker but `from`; sends `from` the answers when all came, or after PEER_ANSWER_MS. */
   function relayQuestion(from: Worker, id: number, question: string): void {
     const others = [...workers.values()].map((w) => w.worker).filter((w) => w !== from && w.isConnected());
@@ -229,7 +243,7 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
       answered = true;
       clearTimeout(timer);
       questions.delete(order);
-      if (from.isConnected()) from.send({ type: 'sift:answers', id, answers } satisfies Answers);
+      sendTo(from, { type: 'sift:answers', id, answers } satisfies Answers);
     };
     const timer = setTimeout(reply, PEER_ANSWER_MS);
     if (others.length === 0) {
@@ -240,20 +254,20 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
       answers.push(answer);
       if (answers.length === others.length) reply();
     });
-    for (const w of others) w.send({ type: 'sift:question', order, question } satisfies Question);
+    for (const w of others) sendTo(w, { type: 'sift:question', order, question } satisfies Question);
   }
 
   /** Passes a worker's note to every other worker. */
   function relayNote(from: Worker, topic: string, body: unknown): void {
     for (const { worker } of workers.values())
-      if (worker !== from && worker.isConnected()) worker.send({ type: 'sift:told', topic, body } satisfies Told);
+      if (worker !== from) sendTo(worker, { type: 'sift:told', topic, body } satisfies Told);
   }
 
   async function stopWorkers(timeoutMs: number): Promise<void> {
     const running = [...workers.values()];
     for (const { worker, greeted } of running) {
       // A worker still loading its modules has nothing to drain, and would not hear the order yet.
-      if (greeted && worker.isConnected()) worker.send({ type: 'sift:stop' } satisfies StopOrder);
+      if (greeted && worker.isConnected()) sendTo(worker, { type: 'sift:stop' } satisfies StopOrder);
       else worker.process.kill('SIGTERM');
     }
     let timer: NodeJS.Timeout | undefined;
@@ -289,6 +303,8 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     const entry = { worker, forkedAt, exited, greeted: false };
     workers.set(index, entry);
+    // Any other failure of the worker's channel: logged, never an uncaught exception of the primary.
+    worker.on('error', (err: Error) => log.warn({ err, worker: index }, 'worker channel error'));
     worker.on('message', (msg: unknown) => {
       if (isMessage<Tell>(msg, 'sift:tell')) return relayNote(worker, msg.topic, msg.body);
       if (isMessage<Ask>(msg, 'sift:ask')) return relayQuestion(worker, msg.id, msg.question);
@@ -298,8 +314,12 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
       // A worker forked at start-up loads its modules while the database starts; it starts when that is done.
       void databaseReady.then(
         (url) => {
-          if (worker.isConnected())
-            worker.send({ type: 'sift:start', index, databaseUrl: url, secretKey: options.secretKey } satisfies WorkerStart);
+          sendTo(worker, {
+            type: 'sift:start',
+            index,
+            databaseUrl: url,
+            secretKey: options.secretKey,
+          } satisfies WorkerStart);
         },
         () => {},
       );
