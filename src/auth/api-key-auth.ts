@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 import { HOT_QUERY_TIMEOUT_MS, withQueryTimeout } from '../db/pool.js';
 import { listenForKeyChanges } from './key-changes.js';
-import { parseKey, secretMatches } from './key-format.js';
+import { findKey, secretMatches } from './key-format.js';
 import type { ApiPrincipal } from './types.js';
 
 /*
@@ -61,7 +61,8 @@ interface CachedKey {
    * compare their secret with it (in constant time) instead of hashing it again. A SHA-256 of the
    * secret, decoded and compared, was about 2 µs of every API request in a CPU profile of the
    * server, more than the rest of authentication. Kept only with the cached row, so a row read
-   * afresh (a revocation, a refresh) is checked against its hash again.
+   * afresh (a revocation, a refresh) is checked against its hash again. The secret is a copy of
+   * its own (flatCopy): a slice of the request's header would keep the header, and be slower to read.
    */
   verified?: { secret: string; outcome: AuthOutcome };
 }
@@ -81,14 +82,37 @@ export function presentedKey(headers: FastifyRequest['headers']): string | null 
   const authorization = headers.authorization;
   if (typeof authorization === 'string') {
     const parts = schemeAndToken(authorization) ?? authorization.trim().split(/\s+/);
-    if (parts.length === 2) {
-      const scheme = parts[0]!.toLowerCase();
-      if (scheme === 'api-key' || scheme === 'bearer') return parts[1]!;
-    }
+    if (parts.length === 2 && isKeyScheme(parts[0]!)) return parts[1]!;
   }
   const header = headers['x-api-key'];
   const value = (Array.isArray(header) ? header[0] : header)?.trim();
   return value ? value : null;
+}
+
+function isKeyScheme(scheme: string): boolean {
+  const lower = scheme.toLowerCase();
+  return lower === 'api-key' || lower === 'bearer';
+}
+
+/**
+ * Where the key starts in the usual Authorization header, "Api-Key <key>" or "Bearer <key>" (see
+ * schemeAndToken), so that the key can be read in place (key-format.ts, findKey); -1 for any other
+ * header, whose key presentedKey finds.
+ */
+export function keyStartIn(authorization: string): number {
+  const space = usualSpace(authorization);
+  return space > 0 && isKeyScheme(authorization.slice(0, space)) ? space + 1 : -1;
+}
+
+/** The index of the space in "<scheme> <token>" (printable ASCII with one inner space), or -1. */
+function usualSpace(header: string): number {
+  let space = -1;
+  for (let i = 0; i < header.length; i++) {
+    const c = header.charCodeAt(i);
+    if (c === 32 && space < 0 && i > 0 && i < header.length - 1) space = i;
+    else if (c < 33 || c > 126) return -1;
+  }
+  return space;
 }
 
 /**
@@ -97,32 +121,36 @@ export function presentedKey(headers: FastifyRequest['headers']): string | null 
  * every API request: the split cost about 0.2 µs and 300 bytes.
  */
 export function schemeAndToken(header: string): [string, string] | null {
-  let space = -1;
-  for (let i = 0; i < header.length; i++) {
-    const c = header.charCodeAt(i);
-    if (c === 32 && space < 0 && i > 0 && i < header.length - 1) space = i;
-    else if (c < 33 || c > 126) return null;
-  }
+  const space = usualSpace(header);
   return space < 0 ? null : [header.slice(0, space), header.slice(space + 1)];
 }
 
 /**
- * Are two strings equal, in a time that depends on their length only (not on where they first
+ * Is `text` from `at` to its end equal to `other`, in a time that depends on their length only (not on where they first
  * differ)? For a presented secret against one that matched its key's hash: an API secret's length
  * is public (every key has the same), its characters are not.
  */
-export function sameText(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
+export function sameTextAt(text: string, at: number, other: string): boolean {
+  if (text.length - at !== other.length) return false;
   let differ = 0;
-  for (let i = 0; i < a.length; i++) differ |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  for (let i = 0; i < other.length; i++) differ |= text.charCodeAt(at + i) ^ other.charCodeAt(i);
   return differ === 0;
 }
 
+/** A string of its own with the characters of `text` (which may be a slice of a longer one). */
+function flatCopy(text: string): string {
+  return Buffer.from(text, 'utf16le').toString('utf16le');
+}
+
 export interface ApiKeyAuthenticator {
-  /** Throws when the database cannot be reached. */
-  authenticate(presented: string | null): Promise<AuthOutcome>;
+  /**
+   * The outcome for the key `presented` holds from `start` to its end (a whole key, trimmed, when
+   * `start` is 0; else the key in place in a header, see keyStartIn). Throws when the database
+   * cannot be reached.
+   */
+  authenticate(presented: string | null, start?: number): Promise<AuthOutcome>;
   /** The outcome without a lookup, or undefined when the key's row is not cached (then `authenticate`). */
-  authenticateCached(presented: string | null): AuthOutcome | undefined;
+  authenticateCached(presented: string | null, start?: number): AuthOutcome | undefined;
   /** Drops a cached key (after a revocation on this instance). */
   forget(prefix: string): void;
   /** Drops every cached key (after a user is disabled on this instance). */
@@ -205,12 +233,16 @@ export function createApiKeyAuthenticator(pool: pg.Pool, ttlMs = CACHE_TTL_MS): 
       });
   }
 
-  /** What a key row says of a presented secret. */
-  function outcomeOf(cached: CachedKey, prefix: string, secret: string): AuthOutcome {
+  /** The text that holds the key (see authenticate): a whole key is trimmed. */
+  const keyText = (presented: string, start: number): string => (start === 0 ? presented.trim() : presented);
+
+  /** What a key row says of the secret `text` holds from `secretAt` to its end. */
+  function outcomeOf(cached: CachedKey, prefix: string, text: string, secretAt: number): AuthOutcome {
     refreshAhead(prefix, cached);
     const verified = cached.verified;
-    if (verified && sameText(secret, verified.secret)) return verified.outcome;
+    if (verified && sameTextAt(text, secretAt, verified.secret)) return verified.outcome;
     const row = cached.row;
+    const secret = text.slice(secretAt);
     if (!row || row.revoked || !secretMatches(secret, row.secretHash)) return { kind: 'invalid' };
     const outcome: AuthOutcome = row.userActive
       ? {
@@ -218,25 +250,27 @@ export function createApiKeyAuthenticator(pool: pg.Pool, ttlMs = CACHE_TTL_MS): 
           principal: { keyId: row.keyId, prefix: row.prefix, userId: row.userId, username: row.username },
         }
       : { kind: 'disabled' };
-    cached.verified = { secret, outcome };
+    cached.verified = { secret: flatCopy(secret), outcome };
     return outcome;
   }
 
   return {
-    authenticateCached(presented) {
+    authenticateCached(presented, start = 0) {
       if (presented === null) return { kind: 'not-provided' };
-      const parsed = parseKey(presented);
-      if (!parsed) return { kind: 'invalid' };
-      const cached = cache.get(parsed.prefix);
-      return cached ? outcomeOf(cached, parsed.prefix, parsed.secret) : undefined;
+      const text = keyText(presented, start);
+      const key = findKey(text, start);
+      if (!key) return { kind: 'invalid' };
+      const cached = cache.get(key.prefix);
+      return cached ? outcomeOf(cached, key.prefix, text, key.secretAt) : undefined;
     },
-    async authenticate(presented) {
+    async authenticate(presented, start = 0) {
       if (presented === null) return { kind: 'not-provided' };
-      const parsed = parseKey(presented);
-      if (!parsed) return { kind: 'invalid' };
+      const text = keyText(presented, start);
+      const key = findKey(text, start);
+      if (!key) return { kind: 'invalid' };
       // A miss (or a lookup in flight) waits for the one query.
-      const cached = cache.get(parsed.prefix) ?? (await lookup(parsed.prefix));
-      return outcomeOf(cached, parsed.prefix, parsed.secret);
+      const cached = cache.get(key.prefix) ?? (await lookup(key.prefix));
+      return outcomeOf(cached, key.prefix, text, key.secretAt);
     },
     forget(prefix) {
       generation++;
@@ -398,13 +432,17 @@ export function registerApiKeyAuthentication(app: FastifyInstance): void {
 
   // Callback-style: a cached key passes without a promise; a refusal is sent and `done` not called.
   app.addHook('onRequest', (request, reply, done) => {
-    const presented = presentedKey(request.headers);
-    const cached = authenticator.authenticateCached(presented);
+    // The usual Authorization header's key is read in place (keyStartIn); any other way, cut out.
+    const authorization = request.headers.authorization;
+    const start = typeof authorization === 'string' ? keyStartIn(authorization) : -1;
+    const presented = start > 0 ? (authorization as string) : presentedKey(request.headers);
+    const from = start > 0 ? start : 0;
+    const cached = authenticator.authenticateCached(presented, from);
     if (cached) {
       if (!refused(request, reply, cached)) done();
       return;
     }
-    authenticator.authenticate(presented).then(
+    authenticator.authenticate(presented, from).then(
       (outcome) => {
         if (!refused(request, reply, outcome)) done();
       },

@@ -2,7 +2,12 @@ import fc from 'fast-check';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { createApiKeyAuthenticator, createLastUsedRecorder, sameText } from '../../src/auth/api-key-auth.js';
+import {
+  createApiKeyAuthenticator,
+  createLastUsedRecorder,
+  keyStartIn,
+  sameTextAt,
+} from '../../src/auth/api-key-auth.js';
 import { issueApiKey, revokeApiKey } from '../../src/auth/api-keys.js';
 import { createUser, setUserActive } from '../../src/auth/users.js';
 import { createPool } from '../../src/db/pool.js';
@@ -317,6 +322,28 @@ describe('a cached key checked against the secret it last matched', () => {
     expect(again).toBe(authenticator.authenticateCached(issued.key));
   });
 
+  it('reads a key in place in its header: the same outcomes as the key cut out, right and wrong secrets alike', async () => {
+    const user = await createUser(db.pool, { username: 'hedy' });
+    const issued = await issueApiKey(db.pool, user.id);
+    const authenticator = createApiKeyAuthenticator(db.pool, 10_000);
+    const header = `Bearer ${issued.key}`;
+    const start = keyStartIn(header);
+    expect(start).toBe('Bearer '.length);
+    const first = await authenticator.authenticate(header, start);
+    expect(first.kind).toBe('ok');
+    // The remembered secret, compared in place, and the key cut out: one outcome.
+    expect(authenticator.authenticateCached(header, start)).toBe(authenticator.authenticateCached(issued.key));
+    const secret = issued.key.slice(issued.key.indexOf('.') + 1);
+    const base = `Api-Key ${issued.key.slice(0, issued.key.indexOf('.') + 1)}`;
+    for (const wrong of [`${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`, secret.slice(1), `${secret}A`]) {
+      const wrongHeader = `${base}${wrong}`;
+      expect(authenticator.authenticateCached(wrongHeader, keyStartIn(wrongHeader))).toEqual({ kind: 'invalid' });
+    }
+    for (const other of ['Basic abc', `Bearer  ${issued.key}`, issued.key, 'Bearer', ` Bearer ${issued.key}`]) {
+      expect(keyStartIn(other)).toBe(-1);
+    }
+  });
+
   it('refuses the remembered secret once its key is revoked on this instance', async () => {
     const user = await createUser(db.pool, { username: 'iris' });
     const issued = await issueApiKey(db.pool, user.id);
@@ -330,21 +357,28 @@ describe('a cached key checked against the secret it last matched', () => {
   });
 });
 
-describe('sameText', () => {
-  it('is string equality', () => {
+describe('sameTextAt', () => {
+  it('is string equality of the text from an index on', () => {
     fc.assert(
-      fc.property(fc.string(), fc.string(), (a, b) => {
-        expect(sameText(a, b)).toBe(a === b);
-        expect(sameText(a, a)).toBe(true);
+      fc.property(fc.string(), fc.string(), fc.string(), (before, a, b) => {
+        expect(sameTextAt(before + a, before.length, b)).toBe(a === b);
+        expect(sameTextAt(before + a, before.length, a)).toBe(true);
+        expect(sameTextAt(a, 0, b)).toBe(a === b);
       }),
     );
     // Equal lengths that differ in one place only.
     fc.assert(
-      fc.property(fc.string({ minLength: 1 }), fc.nat(), fc.integer({ min: 1, max: 0xffff }), (a, at, delta) => {
-        const i = at % a.length;
-        const b = `${a.slice(0, i)}${String.fromCharCode((a.charCodeAt(i) + delta) % 0x10000)}${a.slice(i + 1)}`;
-        expect(sameText(a, b)).toBe(a === b);
-      }),
+      fc.property(
+        fc.string(),
+        fc.string({ minLength: 1 }),
+        fc.nat(),
+        fc.integer({ min: 1, max: 0xffff }),
+        (before, a, at, delta) => {
+          const i = at % a.length;
+          const b = `${a.slice(0, i)}${String.fromCharCode((a.charCodeAt(i) + delta) % 0x10000)}${a.slice(i + 1)}`;
+          expect(sameTextAt(before + a, before.length, b)).toBe(a === b);
+        },
+      ),
     );
   });
 });

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { presentedKey, schemeAndToken } from '../../src/auth/api-key-auth.js';
+import { keyStartIn, presentedKey, schemeAndToken } from '../../src/auth/api-key-auth.js';
 import {
+  findKey,
   generateKey,
   hashSecret,
   normaliseKeyName,
@@ -54,6 +55,32 @@ describe('API key format', () => {
     ['oversized secret', `svc_sk_0123abcd.${'a'.repeat(600)}`],
   ])('rejects a malformed key (%s)', (_case, value) => {
     expect(parseKey(value)).toBeNull();
+  });
+
+  it('finds a key in place in a longer text as parseKey finds it cut out', () => {
+    const { key, prefix } = generateKey();
+    const secret = key.split('.')[1]!;
+    expect(findKey(`Bearer ${key}`, 7)).toEqual({ prefix, secretAt: 7 + key.indexOf('.') + 1 });
+    expect(findKey(`x${key.slice(7)}`, 1)).toEqual({ prefix, secretAt: 10 });
+    const chars = [...'svc_k.0123abcdefzA-', '_sk_', 'svc_sk_', '.', ' '];
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 6 }),
+        fc.array(fc.constantFrom(...chars), { maxLength: 12 }),
+        (before, parts) => {
+          const tail = parts.join('');
+          const found = findKey(before + tail, before.length);
+          const parsed = tail.trim() === tail ? parseKey(tail) : null;
+          if (tail.trim() === tail) {
+            expect(
+              found === null ? null : { prefix: found.prefix, secret: (before + tail).slice(found.secretAt) },
+            ).toEqual(parsed);
+          }
+        },
+      ),
+      { numRuns: 20_000 },
+    );
+    expect(parseKey(key)).toEqual({ prefix, secret });
   });
 
   it('compares secrets against the stored hash', () => {
@@ -117,9 +144,12 @@ describe('presented key headers', () => {
         if (quick !== null) expect(quick).toEqual(parts2);
         // Every printable ASCII header with one inner space is taken the quick way.
         if (/^[\x21-\x7e]+ [\x21-\x7e]+$/.test(header)) expect(quick).not.toBeNull();
-        expect(presentedKey({ authorization: header })).toBe(
-          parts2.length === 2 && ['api-key', 'bearer'].includes(parts2[0]!.toLowerCase()) ? parts2[1] : null,
-        );
+        const key = parts2.length === 2 && ['api-key', 'bearer'].includes(parts2[0]!.toLowerCase()) ? parts2[1] : null;
+        expect(presentedKey({ authorization: header })).toBe(key);
+        // Found in place, it is the key presentedKey cuts out; where it is not, presentedKey reads the header.
+        const start = keyStartIn(header);
+        if (start >= 0) expect(header.slice(start)).toBe(key);
+        else if (quick !== null) expect(key).toBeNull();
       }),
       { numRuns: 20_000 },
     );
