@@ -12,6 +12,8 @@
  * P=<path and query up to the query text> (default /api/v1/web/?q=prof+; e.g. /api/v1/suggest/?q=prof+), the
  * request counter appended, or put where P says {n}; several paths separated by spaces are taken in turn
  * (P='/api/v1/instant/?q={n}+km+in+miles /api/v1/instant/?q=md5+hello+{n}').
+ * WARM_P=<paths, as P> warms the server up on those for WARM_D seconds (default 5) before P's own warm-up: every
+ * endpoint first, as `npm run bench` does, leaves the code that they share compiled for all of them.
  */
 import { spawn } from 'node:child_process';
 import { openSync } from 'node:fs';
@@ -90,10 +92,15 @@ for (;;) {
   await new Promise((r) => setTimeout(r, 50));
 }
 const paths = (process.env.P ?? '/api/v1/web/?q=prof+').split(' ').filter(Boolean);
-const pathFor = (i: number): string => {
-  const p = paths[i % paths.length]!;
-  return p.includes('{n}') ? p.replaceAll('{n}', String(i)) : `${p}${i}`;
-};
+const pathIn =
+  (list: string[]) =>
+  (i: number): string => {
+    const p = list[i % list.length]!;
+    return p.includes('{n}') ? p.replaceAll('{n}', String(i)) : `${p}${i}`;
+  };
+const pathFor = pathIn(paths);
+// WARM_P: the warm-up's own paths (as P), e.g. every endpoint before one is measured, as in `npm run bench`.
+const warmPaths = (process.env.WARM_P ?? '').split(' ').filter(Boolean);
 // W=<workers>: the whole server's CPU, the primary's and its workers'.
 const cpuMs = (): number => [child.pid!, ...childPids(child.pid!)].reduce((n, p) => n + cpuMsOf(p), 0);
 const pgCpuMs = postgresCpuMs;
@@ -101,7 +108,22 @@ const pgCpuMs = postgresCpuMs;
 function startPerf(seconds: number): Promise<string> {
   const file = `bench/results/perf-${Date.now()}.data`;
   const pids = [child.pid!, ...childPids(child.pid!)].join(',');
-  const args = ['record', '-q', '-e', 'cpu-clock', '-F', '2000', '-g', '-p', pids, '-o', file, '--', 'sleep', String(seconds)];
+  const args = [
+    'record',
+    '-q',
+    '-e',
+    'cpu-clock',
+    '-F',
+    '2000',
+    '-g',
+    '-p',
+    pids,
+    '-o',
+    file,
+    '--',
+    'sleep',
+    String(seconds),
+  ];
   const rec = spawn('perf', args, { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   return new Promise((resolve, reject) => {
     rec.on('error', reject);
@@ -110,7 +132,14 @@ function startPerf(seconds: number): Promise<string> {
 }
 const generate = rotatingLoad({ connections: Number(process.env.C ?? 100), path: pathFor, keys });
 const load = (duration: number) => generate(base, duration);
-const warm = await load(3); // warm-up
+const warm =
+  warmPaths.length > 0
+    ? await rotatingLoad({ connections: Number(process.env.C ?? 100), path: pathIn(warmPaths), keys })(
+        base,
+        Number(process.env.WARM_D ?? 5),
+      )
+    : await load(3); // warm-up
+if (warmPaths.length > 0) await load(3); // then the measured paths' own warm-up
 /** Transactions committed by the whole database cluster (Sift's statements, one transaction each). */
 const commits = async (): Promise<number> => {
   const client = createPool(pg.url);
