@@ -3,6 +3,7 @@ import { isatty } from 'node:tty';
 import pino from 'pino';
 import type { FastifyServerOptions } from 'fastify';
 import type { Config } from './config/index.js';
+import { jsonString } from './json-text.js';
 import { BatchedLogSink } from './log-sink.js';
 
 /** Query parameters whose values never reach a log line. */
@@ -105,7 +106,7 @@ export function writeLogNow(log: pino.Logger): void {
   }
 }
 
-interface LoggableRequest {
+export interface LoggableRequest {
   method: string;
   url: string;
   /** Fastify's Host (X-Forwarded-Host behind a trusted proxy); hostname is it without the port. */
@@ -125,22 +126,46 @@ export function hostnameOf(host: string): string {
   return colon < 0 ? host : host.slice(0, colon);
 }
 
+/** The `req` of a request's log lines. */
+export function serializeRequest(req: LoggableRequest) {
+  return {
+    method: req.method,
+    url: redactUrl(req.url),
+    host: typeof req.host === 'string' ? hostnameOf(req.host) : req.hostname,
+    remoteAddress: req.ip,
+    userAgent: req.headers['user-agent'],
+  };
+}
+
+/** `,"<name>":<JSON of a string>`, nothing for undefined, null for anything else (see requestJson). */
+function stringMember(name: string, value: unknown): string | null {
+  if (value === undefined) return '';
+  return typeof value === 'string' ? `,"${name}":${jsonString(value)}` : null;
+}
+
+/**
+ * JSON.stringify(serializeRequest(req)), the same text, written without the object and the call:
+ * every request's completion line has it (request-log-controller.ts). The fields are strings or
+ * undefined (left out, as JSON.stringify leaves them out); any other value goes through
+ * JSON.stringify. A loop of a million: 200 against 380 ns a request (Node 20).
+ */
+export function requestJson(req: LoggableRequest): string {
+  const { method, url } = req;
+  if (typeof method !== 'string' || typeof url !== 'string') return JSON.stringify(serializeRequest(req));
+  const host = stringMember('host', typeof req.host === 'string' ? hostnameOf(req.host) : req.hostname);
+  const remoteAddress = stringMember('remoteAddress', req.ip);
+  const userAgent = stringMember('userAgent', req.headers['user-agent']);
+  if (host === null || remoteAddress === null || userAgent === null) return JSON.stringify(serializeRequest(req));
+  return `{"method":${jsonString(method)},"url":${jsonString(redactUrl(url))}${host}${remoteAddress}${userAgent}}`;
+}
+
 /** pino options for Fastify: JSON to stdout (pretty on a TTY), secrets redacted. */
 export function loggerOptions(config: Pick<Config, 'LOG_LEVEL'>): FastifyServerOptions['logger'] {
   return {
     level: config.LOG_LEVEL,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     transport: prettyTransport(),
-    serializers: {
-      req(req: LoggableRequest) {
-        return {
-          method: req.method,
-          url: redactUrl(req.url),
-          host: typeof req.host === 'string' ? hostnameOf(req.host) : req.hostname,
-          remoteAddress: req.ip,
-          userAgent: req.headers['user-agent'],
-        };
-      },
-    },
+    // The function itself: the completion line recognises it and writes its JSON directly (requestJson).
+    serializers: { req: serializeRequest },
   };
 }

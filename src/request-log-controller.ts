@@ -2,6 +2,7 @@ import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogCont
 import type { Bindings, ChildLoggerOptions } from 'fastify/types/logger.js';
 import pino from 'pino';
 import { isPrintableAscii, jsonString } from './json-text.js';
+import { type LoggableRequest, requestJson, serializeRequest } from './logging.js';
 
 /*
  * The app's request log lines. Apart from logging.ts so that a cluster
@@ -197,10 +198,13 @@ export function writeCompletedLine(
     line += `,${jsonString(key)}:${jsonString(value)}`;
   }
   const serializers = p[S.serializersSym] as Record<string, ((value: unknown) => unknown) | undefined>;
-  const req = serializers.req ? serializers.req(fields.req) : fields.req;
   const res = serializers.res ? serializers.res(fields.res) : fields.res;
   // pino leaves out a field whose value is undefined, and writes a number that is not finite as null.
-  if (req !== undefined) line += `,"req":${JSON.stringify(req)}`;
+  if (serializers.req === serializeRequest) line += `,"req":${requestJson(fields.req as LoggableRequest)}`;
+  else {
+    const req = serializers.req ? serializers.req(fields.req) : fields.req;
+    if (req !== undefined) line += `,"req":${JSON.stringify(req)}`;
+  }
   if (res !== undefined) line += `,"res":${resJson(res)}`;
   line += `,"responseTime":${Number.isFinite(fields.responseTime) ? fields.responseTime : null}`;
   line += `,"msg":${jsonString(msg)}${p[S.endSym] as string}`;
