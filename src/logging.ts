@@ -126,12 +126,17 @@ export function hostnameOf(host: string): string {
   return colon < 0 ? host : host.slice(0, colon);
 }
 
+/** The host of a request's log lines: Fastify's Host without its port, else its hostname. */
+function loggedHost(req: LoggableRequest): string | undefined {
+  return typeof req.host === 'string' ? hostnameOf(req.host) : req.hostname;
+}
+
 /** The `req` of a request's log lines. */
 export function serializeRequest(req: LoggableRequest) {
   return {
     method: req.method,
     url: redactUrl(req.url),
-    host: typeof req.host === 'string' ? hostnameOf(req.host) : req.hostname,
+    host: loggedHost(req),
     remoteAddress: req.ip,
     userAgent: req.headers['user-agent'],
   };
@@ -152,7 +157,7 @@ function stringMember(name: string, value: unknown): string | null {
 export function requestJson(req: LoggableRequest): string {
   const { method, url } = req;
   if (typeof method !== 'string' || typeof url !== 'string') return JSON.stringify(serializeRequest(req));
-  const host = stringMember('host', typeof req.host === 'string' ? hostnameOf(req.host) : req.hostname);
+  const host = stringMember('host', loggedHost(req));
   const remoteAddress = stringMember('remoteAddress', req.ip);
   const userAgent = stringMember('userAgent', req.headers['user-agent']);
   if (host === null || remoteAddress === null || userAgent === null) return JSON.stringify(serializeRequest(req));
