@@ -31,13 +31,12 @@ import { createHook } from 'node:async_hooks';
  * nextTick and disabled at once: no hook stays installed.
  */
 
-let kept: object | undefined;
-
-/** Takes the next tick object that nextTick builds, and keeps it. */
-function keepTickShape(): void {
+/** The tick object that the next process.nextTick builds, taken with an async hook installed for that call only. */
+export function nextTickObject(): object | undefined {
+  let tick: object | undefined;
   const hook = createHook({
     init(_id, type, _trigger, resource) {
-      if (type === 'TickObject' && kept === undefined) kept = resource as object;
+      if (type === 'TickObject' && tick === undefined) tick = resource as object;
     },
   });
   hook.enable();
@@ -46,9 +45,10 @@ function keepTickShape(): void {
   } finally {
     hook.disable();
   }
+  return tick;
 }
 
-keepTickShape();
+const kept = nextTickObject();
 
 /** The tick object kept (tests). */
 export function keptTickObject(): object | undefined {

@@ -19,16 +19,7 @@ describe('the kept nextTick object (tick-shape.ts)', () => {
   it('new tick objects still have its hidden class after full collections with no tick pending', () => {
     // V8's own check (%HaveSameMap) in a process of its own, with the flags it needs.
     const script = `
-      import { createHook } from 'node:async_hooks';
-      const { keptTickObject } = await import(${JSON.stringify(path.join(root, 'src/tick-shape.ts'))});
-      const nextTickObject = () => {
-        let tick;
-        const hook = createHook({ init(_id, type, _trigger, resource) { if (type === 'TickObject' && !tick) tick = resource; } });
-        hook.enable();
-        process.nextTick(() => {});
-        hook.disable();
-        return tick;
-      };
+      const { keptTickObject, nextTickObject } = await import(${JSON.stringify(path.join(root, 'src/tick-shape.ts'))});
       setTimeout(() => {
         globalThis.gc();
         globalThis.gc();
