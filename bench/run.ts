@@ -32,7 +32,7 @@ import { issueApiKey } from '../src/auth/api-keys.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { createPool } from '../src/db/pool.js';
 import { INSTANT_QUERIES } from './instant-queries.js';
-import { childPids, cpuMsOf, peakRssMb, postgresCpuMs, postgresServerCpuMs, rssMb } from './proc.js';
+import { childPids, cpuMsOf, peakRssMb, postgresCpuMs, postgresServerCpuMs, rssMb, serverNodeFlags } from './proc.js';
 
 const t0 = performance.now();
 const loadAtStart = os.loadavg();
@@ -503,8 +503,14 @@ async function main() {
   const rotatingAuth = () => ({ authorization: `Api-Key ${keys[keyTurn++ % keys.length]!.key}` });
 
   log('starting the floors');
-  const floorJson = await startJsonProcess<{ url: string }>(['--import', 'tsx', 'bench/floor-json.ts']);
+  // The floors run with Sift's V8 heap flags (bin/sift-server), so that a ratio compares code, not
+  // heap settings. With V8's default young generation (which grows and shrinks with the load), two
+  // identical fan-out floors differed in CPU per request by up to 30 %, steadily for their
+  // lifetime; with these flags, by at most 13 % (bench/README.md).
+  const floorFlags = serverNodeFlags(root);
+  const floorJson = await startJsonProcess<{ url: string }>([...floorFlags, '--import', 'tsx', 'bench/floor-json.ts']);
   const floorFanout = await startJsonProcess<{ url: string }>([
+    ...floorFlags,
     '--import',
     'tsx',
     'bench/floor-fanout.ts',
