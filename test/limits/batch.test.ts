@@ -115,21 +115,31 @@ describe('patient admissions (their work already runs ahead)', () => {
   it('wait a few milliseconds for company: requests spread over that time share one statement', async () => {
     const { pool, statements } = countingPool(db.url);
     try {
-      const batcher = createAdmissionBatcher(pool, { burst: rate('1000/min'), sustained: rate('5000/day') });
-      const pending: Promise<unknown>[] = [];
-      const started = Date.now();
-      // A millisecond apart, over at most half the patience: on a loaded machine each sleep may take
-      // several, and a sleep due after the patience would rightly find the statement sent.
-      for (let i = 0; i < 5 && Date.now() - started < PATIENCE_MS / 2; i++) {
-        pending.push(batcher.admit(900 + i, undefined, true));
-        await sleep(1);
+      // A millisecond apart, over at most half the patience: on a loaded machine one sleep may take
+      // longer than that, and a request due after the patience would rightly find the statement sent.
+      // Such a try proves nothing, so it is settled and made again (with fresh keys), up to ten times.
+      for (let attempt = 0; attempt < 10; attempt++) {
+        const batcher = createAdmissionBatcher(pool, { burst: rate('1000/min'), sustained: rate('5000/day') });
+        const before = statements();
+        const pending: Promise<unknown>[] = [];
+        const started = Date.now();
+        for (let i = 0; i < 5 && Date.now() - started < PATIENCE_MS / 2; i++) {
+          pending.push(batcher.admit(3000 + attempt * 10 + i, undefined, true));
+          await sleep(1);
+        }
+        // Two milliseconds to spare: the patience's timer must not have fired before the check below.
+        if (pending.length < 2 || Date.now() - started >= PATIENCE_MS - 2) {
+          await Promise.allSettled(pending);
+          continue;
+        }
+        expect(statements() - before).toBe(0);
+        const decisions = (await Promise.all(pending)) as { admitted: boolean }[];
+        expect(decisions.every((d) => d.admitted)).toBe(true);
+        expect(statements() - before).toBe(1);
+        expect(Date.now() - started).toBeGreaterThanOrEqual(PATIENCE_MS - 1);
+        return;
       }
-      expect(pending.length).toBeGreaterThanOrEqual(2);
-      expect(statements()).toBe(0);
-      const decisions = (await Promise.all(pending)) as { admitted: boolean }[];
-      expect(decisions.every((d) => d.admitted)).toBe(true);
-      expect(statements()).toBe(1);
-      expect(Date.now() - started).toBeGreaterThanOrEqual(PATIENCE_MS - 1);
+      throw new Error('the machine never gave two requests within half the patience in ten tries');
     } finally {
       await pool.end();
     }
