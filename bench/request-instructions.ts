@@ -15,7 +15,17 @@
  * (20000), C=<connections> (100), KEYS=<API keys the load rotates over> (12), LL=<LOG_LEVEL> (info),
  * SIFT_NODE_ARGS=<node flags of the server> (--perf-basic-prof: /tmp/perf-<pid>.map names the
  * compiled JavaScript that callgrind_annotate shows as bare addresses), CG_LOG=1 (the server's log
- * to standard output), CG_TOP=<functions> (callgrind_annotate's top list after the figure).
+ * to standard output), CG_TOP=<functions> (callgrind_annotate's top list after the figure),
+ * WARM_P=<paths, as P> and WARM_N=<requests> (10000): an uncounted load on those paths before the
+ * warm-up, e.g. every endpoint, as a server that has answered them all is (every upstream points at
+ * its fake from test/fakes, answering after 5 ms, so the fan-out endpoints answer too).
+ *
+ * A server that has answered every endpoint spends more on each request than one that has only
+ * answered the measured one: the code the routes share (Fastify's, the hooks, the search route's
+ * handler) has seen more object shapes and functions, and V8 compiles it for all of them. On
+ * 2026-11-30, the six instant queries after WARM_P over every endpoint and WARM=50000 (so that V8's
+ * compiler had settled: about 41,000 compiler instructions a request either way) counted 322,794
+ * instructions a request, against 202,789 with only instant answers before them.
  *
  * Under valgrind the server answers some 150 requests a second: KEYS=12 gives each key about the
  * rate it has in `npm run bench` (1000 keys at 10,000–15,000 requests a second), so that the rate
@@ -37,6 +47,7 @@ import { migrate } from '../src/db/migrate.js';
 import { createPool } from '../src/db/pool.js';
 import { INSTANT_QUERIES } from './instant-queries.js';
 import { serverNodeFlags } from './proc.js';
+import { startAllFakes } from '../test/fakes/all.js';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const dist = process.env.DIST ?? 'dist';
@@ -45,12 +56,14 @@ const WARM = Number(process.env.WARM ?? 20_000);
 const connections = Number(process.env.C ?? 100);
 const port = 8300 + Math.floor(Math.random() * 400);
 const paths = (process.env.P ?? '').split(' ').filter(Boolean);
+const warmPaths = (process.env.WARM_P ?? '').split(' ').filter(Boolean);
 /** The path of the i-th request: P's, or the bench's instant queries in turn. */
 const pathFor = (i: number): string =>
   paths.length > 0
     ? paths[i % paths.length]!.replaceAll('{n}', String(i))
     : `/api/v1/instant/?q=${encodeURIComponent(INSTANT_QUERIES[i % INSTANT_QUERIES.length]!(i))}`;
 
+const fakes = await startAllFakes({ latencyMs: 5 });
 const work = mkdtempSync(path.join(tmpdir(), 'sift-cg-'));
 const pg = await startEmbeddedPostgres({ dataDir: path.join(work, 'pg') });
 const pool = createPool(pg.url);
@@ -87,6 +100,7 @@ const server = spawn(
     env: {
       ...process.env,
       ...VGDB_ENV,
+      ...fakes.env,
       DATABASE_URL: pg.url,
       WORKERS: '1',
       PORT: String(port),
@@ -104,6 +118,7 @@ let stderr = '';
 async function fail(message: string): Promise<never> {
   server.kill('SIGKILL');
   await pg.stop();
+  await fakes.close();
   rmSync(path.join(work, 'pg'), { recursive: true, force: true });
   throw new Error(message);
 }
@@ -133,6 +148,8 @@ for (;;) {
 
 let n = 0;
 let k = 0;
+/** Set while the load runs on WARM_P's paths. */
+let warming = false;
 const load = (amount: number) =>
   autocannon({
     url: base,
@@ -144,7 +161,7 @@ const load = (amount: number) =>
         method: 'GET',
         setupRequest: (req: autocannon.Request) => ({
           ...req,
-          path: pathFor(n++),
+          path: warming ? warmPaths[n % warmPaths.length]!.replaceAll('{n}', String(n++)) : pathFor(n++),
           headers: { authorization: `Api-Key ${keys[k++ % keys.length]}` },
         }),
       },
@@ -158,6 +175,12 @@ const control = async (...args: string[]) => {
   });
   if (r.status !== 0) await fail(`callgrind_control ${args.join(' ')}: ${r.stderr}${r.stdout}`);
 };
+let warmOthers = { non2xx: 0, errors: 0 };
+if (warmPaths.length > 0) {
+  warming = true;
+  warmOthers = await load(Number(process.env.WARM_N ?? 10_000));
+  warming = false;
+}
 const warm = await load(WARM);
 await control('--instr=on');
 await control('--zero');
@@ -167,6 +190,7 @@ server.kill('SIGTERM');
 await new Promise((r) => server.on('exit', r));
 await pg.stop();
 rmSync(path.join(work, 'pg'), { recursive: true, force: true });
+await fakes.close();
 
 // The dump made by --dump is `<out>.<n>` (the first: .1); its `totals:` line counts what ran since --zero.
 const dumpFile = `${out}.1`;
@@ -176,8 +200,8 @@ console.log(
   JSON.stringify({
     dist,
     requests: measured.requests.total,
-    non2xx: measured.non2xx + warm.non2xx,
-    errors: measured.errors + warm.errors,
+    non2xx: measured.non2xx + warm.non2xx + warmOthers.non2xx,
+    errors: measured.errors + warm.errors + warmOthers.errors,
     instructions: totals,
     instructionsPerRequest: Math.round(totals / ok),
     dump: dumpFile,
