@@ -22,18 +22,11 @@
  *
  * A server that has answered every endpoint spends more on each request than one that has only
  * answered the measured one: the code the routes share (Fastify's, the hooks, the search route's
- * handler) has seen more object shapes and functions, and V8 compiles it for all of them. On
- * 2026-11-30, the six instant queries after WARM_P over every endpoint and WARM=50000 (so that V8's
- * compiler had settled: about 41,000 compiler instructions a request either way) counted 322,794
- * instructions a request, against 202,789 with only instant answers before them.
- *
- * Under valgrind the server answers some 150 requests a second: KEYS=12 gives each key about the
- * rate it has in `npm run bench` (1000 keys at 10,000–15,000 requests a second), so that the rate
- * limiter's leases admit most requests without a statement, as there. The total moves by 3–5 %
- * between runs of one build (mostly V8's optimizing compiler, which is still at work after the
- * warm-up), so compare two builds by the functions a change touches (callgrind_annotate on the
- * dumps) as well as by the total. Measured on 2026-11-28 (main at 4860858): Sift 333,000–349,000
- * instructions a request, the bare JSON route 87,000.
+ * handler) has seen more object shapes and functions, and V8 compiles it for all of them. Counted
+ * on 2026-11-30 (the six instant queries, main at 0610035): 202,789 instructions a request after
+ * the default warm-up on them alone (about 6,800 of them in V8's compiler); with WARM_P over every
+ * endpoint and WARM=50000, 290,402 (46,900 in the compiler) and 322,794 (41,400 in the compiler, and
+ * some 35,000 in the nextTick runtime path that src/tick-shape.ts describes, which that run took).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

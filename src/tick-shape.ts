@@ -24,7 +24,9 @@ import { createHook } from 'node:async_hooks';
  * 6, about 35,000 instructions a request (138,000 runtime calls in all,
  * 11–12 % of the server's instructions); metrics off in none of 3, but a
  * preloaded @opentelemetry/api brought it with metrics off too. With a tick
- * object kept, neither did.
+ * object kept, neither did. It is not a cure: on 2026-11-30 one run of four
+ * (bench/request-instructions.ts with WARM_P over every endpoint first) took
+ * the runtime path with the tick object kept, 27 calls a request as before.
  *
  * The tick object is taken from an async hook's init (a TickObject's
  * resource is the tick object itself, node:async_hooks), enabled around one
