@@ -26,6 +26,16 @@ function alive(pid: number): boolean {
   }
 }
 
+/**
+ * Whether the process is gone within `ms`: pg_ctl's stop returns once the postmaster has removed its
+ * pid file, which it does a moment before it exits (CI once saw it still running right after).
+ */
+async function goneWithin(pid: number, ms = 5000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  return !alive(pid);
+}
+
 async function query(url: string, sql: string): Promise<unknown[]> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
@@ -58,7 +68,7 @@ describe('embedded PostgreSQL', () => {
     // the password file is private
     expect(readFileSync(path.join(dataDir, 'postgres.json'), 'utf8')).toMatch(/"password"/);
     await pgsql.stop();
-    expect(alive(pid)).toBe(false);
+    expect(await goneWithin(pid)).toBe(true);
   });
 
   it('makes new clusters by copying the cluster template, each with a superuser password of its own', async () => {
@@ -188,7 +198,7 @@ describe('embedded PostgreSQL', () => {
     expect(postmasterPid(dataDir)).toBe(orphan);
     expect(await query(adopted.url, 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
     await adopted.stop();
-    expect(alive(orphan)).toBe(false);
+    expect(await goneWithin(orphan)).toBe(true);
   });
 
   it('recovers from a stale postmaster.pid whose pid now belongs to another process', async () => {
@@ -216,7 +226,7 @@ describe('embedded PostgreSQL', () => {
     expect(alive(pid)).toBe(true);
     writeFileSync(path.join(dataDir, 'postgres.owner'), String(process.pid));
     await owner.stop();
-    expect(alive(pid)).toBe(false);
+    expect(await goneWithin(pid)).toBe(true);
   });
 
   it('recreates library links that a skipped postinstall left out', async () => {
