@@ -1,9 +1,9 @@
 /*
  * Floor 2, the fan-out floor: bare Fastify + a bare undici upstream serving
  * every search endpoint of Sift through Sift's own feature modules (the same
- * adapters, blends, merge and card logic: src/search/*), but with no
- * authentication, rate limits, usage counting, database, health recording or
- * response cache, and no run-ahead of the limits.
+ * adapters, blends, merge and card logic: src/search/*) and its response
+ * cache, but with no authentication, rate limits, usage counting, database or
+ * health recording, and no run-ahead of the limits.
  *
  *   GET /api/v1/web/, images/, news/, videos/, suggest/, maps/, cards/,
  *   translate/ (GET), translate/languages/
@@ -13,12 +13,16 @@
  * decodes it, so both sides get the same bytes from every fake); gather() runs the tasks at once under an optional deadline.
  * Multi-step flows (cards: Wikipedia search then summary, TheTVDB login then
  * search then details, the Wikidata classification) run their steps through
- * the same bare call. Like Sift, the floor keeps what outlives one query:
- * flow memos (TheTVDB's login token) and flow values in a small LRU (1,000
- * entries, the provider's TTL). Flow keys hold the query, so with a distinct
- * query per request the only values found again are the ones Sift also finds
- * again: the Wikidata classification of a subject (keyed by its item).
- * Plain calls are never cached.
+ * the same bare call. Like Sift's runner, the floor keeps answers in Sift's
+ * response cache (src/providers/cache.ts: SEARCH_CACHE_MAX_MB's default,
+ * each provider's TTL, the same keys and size estimates): plain calls, flow
+ * values and the steps that ask to be cached; flow memos (TheTVDB's login
+ * token) in a map. With a distinct query per request nothing is found again
+ * but what Sift also finds again (the Wikidata classification of a subject,
+ * keyed by its item); what the cache costs is keeping every answer until it
+ * is evicted, which the young collections of both sides pay alike. Until
+ * 2026-11-30 the floor cached flow values only, and that cost counted as
+ * Sift's overhead (bench/README.md).
  *
  * Instant answers are not served here: their floor is the bare JSON route
  * (bench/floor-json.ts).
@@ -26,11 +30,11 @@
  * Environment: the fakes' env (BRAVE_BASE_URL, BRAVE_API_KEY, …) as JSON in argv[2].
  */
 import Fastify, { type FastifyReply } from 'fastify';
-import { LRUCache } from 'lru-cache';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { Agent, interceptors, request } from 'undici';
 import { parseConfig } from '../src/config/index.js';
+import { createSearchCache, estimateBytes } from '../src/providers/cache.js';
 import { createProviderDirectory } from '../src/providers/registry.js';
 import {
   type FlowSteps,
@@ -100,10 +104,24 @@ async function bareCall<T>(c: ProviderCall<T>): Promise<T> {
 }
 
 const memos = new Map<string, { value: unknown; until: number }>();
-const flowValues = new LRUCache<string, { value: unknown }>({ max: 1000 });
+const cache = createSearchCache(config.SEARCH_CACHE_MAX_MB);
+
+/** A task through the cache when its TTL allows, as Sift's runner does (src/providers/runner.ts). */
+function cached<T>(task: ProviderTask<T>, fetch: () => Promise<T>): Promise<T> {
+  const ttl = task.cacheTtlMs ?? providers.cacheTtlMs(task.provider);
+  if (ttl <= 0) return fetch();
+  let key: string;
+  if (isFlow(task)) key = `${task.provider} flow ${task.key}`;
+  else {
+    const { method = 'GET', url, body } = task.request;
+    key = body === undefined ? `${task.provider} ${method} ${url}` : `${task.provider} ${method} ${url} ${body}`;
+  }
+  return cache.getOrFetch(key, ttl, task.size ? (v: T) => task.size!(v) : estimateBytes, fetch);
+}
 
 const steps: FlowSteps = {
-  call: bareCall,
+  // A step is cached only when it asks to be, as in Sift (the flow's value is cached as a whole).
+  call: (c) => (c.cacheTtlMs === undefined || c.cacheTtlMs <= 0 ? bareCall(c) : cached(c, () => bareCall(c))),
   async memo<U>(key: string, ttlMs: number, compute: () => Promise<U>): Promise<U> {
     const hit = memos.get(key);
     if (hit && hit.until > Date.now()) return hit.value as U;
@@ -116,18 +134,8 @@ const steps: FlowSteps = {
   },
 };
 
-async function runFlow<T>(flow: ProviderFlow<T>): Promise<T> {
-  const key = `${flow.provider} ${flow.key}`;
-  const hit = flowValues.get(key);
-  if (hit) return hit.value as T;
-  const value = await flow.run(steps);
-  const ttl = flow.cacheTtlMs ?? providers.cacheTtlMs(flow.provider);
-  if (ttl > 0) flowValues.set(key, { value }, { ttl });
-  return value;
-}
-
 function run<T>(task: ProviderTask<T>): Promise<T> {
-  return isFlow(task) ? runFlow(task) : bareCall(task);
+  return cached(task, () => (isFlow(task) ? task.run(steps) : bareCall(task)));
 }
 
 const upstream: Upstream = {

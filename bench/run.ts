@@ -928,7 +928,7 @@ async function main() {
   lines.push(...rows);
   lines.push('');
   lines.push(
-    'Floors: the fan-out floor (bench/floor-fanout.ts: bare Fastify + bare undici through the same feature modules, no auth, limits, database, health or cache) for the fan-out endpoints; the bare JSON route (bench/floor-json.ts) for instant answers and /status/health.',
+    'Floors: the fan-out floor (bench/floor-fanout.ts: bare Fastify + bare undici through the same feature modules and the response cache of Sift, no auth, limits, database or health recording) for the fan-out endpoints; the bare JSON route (bench/floor-json.ts) for instant answers and /status/health.',
   );
   for (const n of notes) lines.push('', n);
   lines.push('');
