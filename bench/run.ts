@@ -15,7 +15,8 @@
  *   metrics (web search on a new Sift with METRICS_ENABLED=true against a new one without),
  *   workers (web search on WORKERS=<cores> processes against one process).
  *
- * Options (environment): BENCH_ENDPOINT_DURATION (s, default 4) and
+ * Options (environment): BENCH_ENDPOINT_DURATION (s, default 4: Sift's
+ * measured run, and the floor's, in two halves around Sift's) and
  * BENCH_ENDPOINT_WARMUP (s, 2) for the endpoint sections; BENCH_DURATION (s,
  * 6) and BENCH_WARMUP (s, 2) for health, auth and limits; BENCH_MIX_DURATION
  * (s, 15) and BENCH_MIX_CONNECTIONS (100) for the mix; BENCH_WARMUP_ALL (s, 5:
@@ -190,6 +191,99 @@ async function load(url: string, pathFor: () => string, connections: number, o: 
     // A PostgreSQL backend that ended during the run takes its CPU with it: no figure then.
     pgCpuMsPerRequest: requests > 0 && pgAfter >= pgBefore ? (pgAfter - pgBefore) / requests : undefined,
   };
+}
+
+/** A server under load: its URL, the process whose CPU is its figure, and the headers of its requests. */
+interface Side {
+  url: string;
+  pid: number | undefined;
+  headers?: () => Record<string, string>;
+}
+
+/**
+ * Sift against its floor, measured floor, Sift, floor: the floor's figures are those of its two
+ * halves together, which surround Sift's run. These machines' speed moves within seconds (by a
+ * third within minutes on some), and a drift then weighs on both sides alike instead of on the
+ * side measured second. Sift's own run is one stretch (warm-up, then measured) as under a steady
+ * load: its limiter leases slots to the keys that keep coming back (limits/batch.ts), which a
+ * pause would end. Latency percentiles are those of the runs' histograms merged; CPU per request
+ * is the runs' CPU over their requests.
+ */
+async function loadPair(
+  sides: { floor: Side; sift: Side },
+  pathFor: () => string,
+  connections: number,
+  o: { duration: number; warmup: number },
+): Promise<{ floor: Load; sift: Load }> {
+  const run = (side: Side, duration: number) =>
+    autocannon({
+      url: side.url,
+      connections,
+      duration,
+      // The raw result (histograms encoded), to merge runs with autocannon.aggregateResult.
+      skipAggregateResult: true,
+      requests: [
+        {
+          method: 'GET',
+          setupRequest: (req: autocannon.Request) => ({
+            ...req,
+            path: pathFor(),
+            headers: { ...req.headers, ...(side.headers?.() ?? {}) },
+          }),
+        },
+      ],
+    }) as unknown as Promise<RawRun>;
+  const runs = new Map<Side, { raw: RawRun[]; cpuMs: number; pgCpuMs: number; pgComplete: boolean }>([
+    [sides.floor, { raw: [], cpuMs: 0, pgCpuMs: 0, pgComplete: true }],
+    [sides.sift, { raw: [], cpuMs: 0, pgCpuMs: 0, pgComplete: true }],
+  ]);
+  const measure = async (side: Side, duration: number) => {
+    const acc = runs.get(side)!;
+    const before = side.pid ? cpuMsOf(side.pid) : 0;
+    const pgBefore = pgCpuMs();
+    acc.raw.push(await run(side, duration));
+    acc.cpuMs += side.pid ? cpuMsOf(side.pid) - before : 0;
+    const pgAfter = pgCpuMs();
+    // A PostgreSQL backend that ended during a run takes its CPU with it: no figure then.
+    if (pgAfter >= pgBefore) acc.pgCpuMs += pgAfter - pgBefore;
+    else acc.pgComplete = false;
+  };
+  if (o.warmup > 0) await run(sides.floor, o.warmup);
+  await measure(sides.floor, o.duration / 2);
+  if (o.warmup > 0) await run(sides.sift, o.warmup);
+  await measure(sides.sift, o.duration);
+  await measure(sides.floor, o.duration / 2);
+  const loadOf = (side: Side): Load => {
+    const { raw, cpuMs, pgCpuMs: pg, pgComplete } = runs.get(side)!;
+    const merged = aggregateResult(raw, { url: side.url, connections });
+    const requests = raw.reduce((n, r) => n + r.totalCompletedRequests, 0);
+    const seconds = raw.reduce((n, r) => n + r.duration, 0);
+    return {
+      rps: seconds > 0 ? requests / seconds : 0,
+      p50: merged.latency.p50,
+      p99: merged.latency.p99,
+      requests,
+      non2xx: raw.reduce((n, r) => n + r.non2xx, 0),
+      errors: raw.reduce((n, r) => n + r.errors + r.timeouts, 0),
+      cpuMsPerRequest: side.pid && requests > 0 ? cpuMs / requests : undefined,
+      pgCpuMsPerRequest: requests > 0 && pgComplete ? pg / requests : undefined,
+    };
+  };
+  return { floor: loadOf(sides.floor), sift: loadOf(sides.sift) };
+}
+
+/** autocannon's merge of raw runs (exported by autocannon, not in its type definitions). */
+const aggregateResult = (autocannon as unknown as { aggregateResult(raw: RawRun[], opts: object): autocannon.Result })
+  .aggregateResult;
+
+/** What autocannon gives for a run with skipAggregateResult (the fields used here). */
+interface RawRun {
+  totalCompletedRequests: number;
+  /** Seconds. */
+  duration: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
 }
 
 // ---- the requests: a distinct query on every request, so no cache answers for Sift ----
@@ -555,11 +649,13 @@ async function main() {
     const floor = floorOf(e);
     const runs: Record<number, { sift: Load; floor: Load }> = {};
     for (const c of [10, 100]) {
-      const timing = { duration: ENDPOINT_DURATION, warmup: ENDPOINT_WARMUP };
-      log(`${e.label}, ${c} connections: ${floor.label}`);
-      const fl = await load(floor.url, next(e), c, { ...timing, pid: floor.pid });
-      log(`${e.label}, ${c} connections: sift`);
-      const s = await load(sift.url, next(e), c, { ...timing, headers: rotatingAuth, pid });
+      log(`${e.label}, ${c} connections: ${floor.label}, sift, ${floor.label}`);
+      const { floor: fl, sift: s } = await loadPair(
+        { floor: { url: floor.url, pid: floor.pid }, sift: { url: sift.url, pid, headers: rotatingAuth } },
+        next(e),
+        c,
+        { duration: ENDPOINT_DURATION, warmup: ENDPOINT_WARMUP },
+      );
       runs[c] = { sift: s, floor: fl };
       rows.push(tableRow(e.floor === 'json' ? `${e.label} (vs bare route)` : e.label, c, s, fl));
     }
@@ -916,7 +1012,7 @@ async function main() {
   lines.push(`# Sift benchmark — ${new Date().toISOString()}`);
   lines.push('');
   const loads = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
-  const settings = `fake upstream latency ${LATENCY} ms; endpoints: ${ENDPOINT_DURATION} s per run after ${ENDPOINT_WARMUP} s warm-up; other measures: ${DURATION} s after ${WARMUP} s; database: ${EXTERNAL_DB ? 'DATABASE_URL' : 'embedded'}; one Sift process, API keys rotating over ${KEYS}${ONLY.size ? `; sections: ${[...ONLY].join(', ')}` : ''}`;
+  const settings = `fake upstream latency ${LATENCY} ms; endpoints: ${ENDPOINT_DURATION} s per side after ${ENDPOINT_WARMUP} s warm-up, the floor's in two halves around Sift's; other measures: ${DURATION} s after ${WARMUP} s; database: ${EXTERNAL_DB ? 'DATABASE_URL' : 'embedded'}; one Sift process, API keys rotating over ${KEYS}${ONLY.size ? `; sections: ${[...ONLY].join(', ')}` : ''}`;
   lines.push(
     `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, load average ${loads(loadAtStart)} at the start, ${loads(os.loadavg())} at the end; Node ${process.version}; ${settings}.`,
   );
