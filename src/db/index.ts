@@ -15,14 +15,16 @@ export interface Database {
  * Connects to DATABASE_URL, or (unset) starts or joins the embedded server in DATA_DIR.
  */
 export async function openDatabase(
-  config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR'>,
+  config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR'> & Partial<Pick<Config, 'PORT'>>,
   logger?: EmbeddedLogger & { error(obj: unknown, msg?: string): void },
   poolOptions: PoolOptions = {},
 ): Promise<Database> {
   let embedded: EmbeddedPostgres | undefined;
   let url = config.DATABASE_URL;
   if (!url) {
-    embedded = await startEmbeddedPostgres({ dataDir: config.DATA_DIR, logger });
+    // Not the port the HTTP server is about to listen on.
+    const avoidPorts = config.PORT ? [config.PORT] : [];
+    embedded = await startEmbeddedPostgres({ dataDir: config.DATA_DIR, logger, avoidPorts });
     url = embedded.url;
   }
   // Loaded here, with pg: the embedded server starts without waiting for pg to load (embedded.ts).
