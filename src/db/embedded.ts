@@ -676,8 +676,9 @@ async function othersConnected(adminUrl: string): Promise<boolean> {
   try {
     await client.connect();
     const res = await client.query(
-      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'sift%' AND application_name <> $1",
-      [`sift:${process.pid}`],
+      // This process's own connections are `sift:<pid>` (the pool) and `sift:<pid>:<role>` (the key-change listener).
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'sift%' AND application_name <> $1 AND application_name NOT LIKE $2",
+      [`sift:${process.pid}`, `sift:${process.pid}:%`],
     );
     return (res.rows[0]?.n ?? 0) > 0;
   } catch {

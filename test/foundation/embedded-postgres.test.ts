@@ -214,6 +214,30 @@ describe('embedded PostgreSQL', () => {
     await second.stop();
   });
 
+  it("stops its server while this process's own named connections (the key-change listener's) are open, and leaves it to another Sift process's", async () => {
+    const dataDir = tempDataDir();
+    const pgsql = await startEmbeddedPostgres({ dataDir });
+    const pid = postmasterPid(dataDir);
+    const connect = async (applicationName: string) => {
+      const c = new pg.Client({ connectionString: pgsql.url, application_name: applicationName });
+      c.on('error', () => {});
+      await c.connect();
+      return c;
+    };
+    // Another Sift process on the same server: left running for it.
+    const other = await connect(`sift:${process.pid + 1}`);
+    await pgsql.stop();
+    expect(alive(pid)).toBe(true);
+    await other.end();
+    // This process's listener: not another process, so the server it started is stopped.
+    const again = await startEmbeddedPostgres({ dataDir });
+    const own = await connect(`sift:${process.pid}:auth-listener`);
+    const pid2 = postmasterPid(dataDir);
+    await again.stop();
+    expect(await goneWithin(pid2)).toBe(true);
+    await own.end().catch(() => {});
+  });
+
   it('joins a server another live process started, without taking ownership', async () => {
     const dataDir = tempDataDir();
     const owner = await startEmbeddedPostgres({ dataDir });
