@@ -155,25 +155,24 @@ interface LoadOptions {
   warmup?: number;
 }
 
+/** GET requests on `pathFor()`'s next path, with `headersFor()`'s headers. */
+function getRequests(pathFor: () => string, headersFor: () => Record<string, string> = () => ({})) {
+  return [
+    {
+      method: 'GET' as const,
+      setupRequest: (req: autocannon.Request) => ({
+        ...req,
+        path: pathFor(),
+        headers: { ...req.headers, ...headersFor() },
+      }),
+    },
+  ];
+}
+
 /** A warm-up run, then a measured run; CPU of `pid` and of PostgreSQL over the measured run. */
 async function load(url: string, pathFor: () => string, connections: number, o: LoadOptions = {}): Promise<Load> {
-  const headersFor = o.headers ?? (() => ({}));
   const run = (duration: number) =>
-    autocannon({
-      url,
-      connections,
-      duration,
-      requests: [
-        {
-          method: 'GET',
-          setupRequest: (req: autocannon.Request) => ({
-            ...req,
-            path: pathFor(),
-            headers: { ...req.headers, ...headersFor() },
-          }),
-        },
-      ],
-    });
+    autocannon({ url, connections, duration, requests: getRequests(pathFor, o.headers) });
   const warmup = o.warmup ?? WARMUP;
   if (warmup > 0) await run(warmup);
   const pid = o.pid;
@@ -226,16 +225,7 @@ async function loadPair(
       duration,
       // The raw result (histograms encoded), to merge runs with autocannon.aggregateResult.
       skipAggregateResult: true,
-      requests: [
-        {
-          method: 'GET',
-          setupRequest: (req: autocannon.Request) => ({
-            ...req,
-            path: pathFor(),
-            headers: { ...req.headers, ...(side.headers?.() ?? {}) },
-          }),
-        },
-      ],
+      requests: getRequests(pathFor, side.headers),
     }) as unknown as Promise<RawRun>;
   const runs = new Map<Side, { raw: RawRun[]; cpuMs: number; pgCpuMs: number; pgComplete: boolean }>([
     [sides.floor, { raw: [], cpuMs: 0, pgCpuMs: 0, pgComplete: true }],
