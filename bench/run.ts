@@ -15,9 +15,14 @@
  *   metrics (web search on a new Sift with METRICS_ENABLED=true against a new one without),
  *   workers (web search on WORKERS=<cores> processes against one process).
  *
- * Options (environment): BENCH_ENDPOINT_DURATION (s, default 4: Sift's
+ * Options (environment): BENCH_ENDPOINT_DURATION (s, default 6: Sift's
  * measured run, and the floor's, in two halves around Sift's) and
- * BENCH_ENDPOINT_WARMUP (s, 2) for the endpoint sections; BENCH_DURATION (s,
+ * BENCH_ENDPOINT_WARMUP (s, 2) for the endpoint runs that a target reads (100
+ * connections, and web search at 10); BENCH_UNTARGETED_DURATION (s, 2) and
+ * BENCH_UNTARGETED_WARMUP (s, 1) for the other 10-connection runs;
+ * BENCH_METRICS_PAIRS (6) and BENCH_WORKERS_PAIRS (4) pairs of rounds of
+ * BENCH_ROUND_WARMUP (s, 1) and BENCH_ROUND_DURATION (s, 3) for the metrics
+ * and workers sections; BENCH_DURATION (s,
  * 6) and BENCH_WARMUP (s, 2) for health, auth and limits; BENCH_MIX_DURATION
  * (s, 15) and BENCH_MIX_CONNECTIONS (100) for the mix; BENCH_WARMUP_ALL (s, 5:
  * both sides over every endpoint before the first section); BENCH_LATENCY_MS
@@ -41,8 +46,17 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const DURATION = num('BENCH_DURATION', 6);
 const WARMUP = num('BENCH_WARMUP', 2);
-const ENDPOINT_DURATION = num('BENCH_ENDPOINT_DURATION', 4);
+const ENDPOINT_DURATION = num('BENCH_ENDPOINT_DURATION', 6);
 const ENDPOINT_WARMUP = num('BENCH_ENDPOINT_WARMUP', 2);
+/**
+ * The endpoint runs that no target reads (10 connections, but for web search): shorter, so that
+ * the runs the targets read get the time. Both sides are bound by the upstreams' latency there.
+ */
+const UNTARGETED_DURATION = num('BENCH_UNTARGETED_DURATION', 2);
+const UNTARGETED_WARMUP = num('BENCH_UNTARGETED_WARMUP', 1);
+/** Rounds of each side in the metrics and workers sections, each a warm-up then a measured run. */
+const ROUND_WARMUP = num('BENCH_ROUND_WARMUP', 1);
+const ROUND_DURATION = num('BENCH_ROUND_DURATION', 3);
 const MIX_DURATION = num('BENCH_MIX_DURATION', 15);
 const WARMUP_ALL = num('BENCH_WARMUP_ALL', 5);
 const MIX_CONNECTIONS = num('BENCH_MIX_CONNECTIONS', 100);
@@ -278,6 +292,44 @@ interface RawRun {
   non2xx: number;
   errors: number;
   timeouts: number;
+}
+
+/** Pairs of rounds in the metrics section (each side measured once in each). */
+const METRICS_PAIRS = num('BENCH_METRICS_PAIRS', 6);
+/** Pairs of rounds in the workers section. */
+const WORKERS_PAIRS = num('BENCH_WORKERS_PAIRS', 4);
+
+/** The middle value (the mean of the middle two for an even count). */
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * Two servers compared in `pairs` pairs of rounds, A then B, then B then A, and so on, so that
+ * neither always runs first: each pair's ratio (B's throughput over A's) compares two runs a few
+ * seconds apart, and the median of the pairs' ratios leaves out the pairs that a drift of the
+ * machine or a pause of one side (another process, the host) put off. The median of each side's
+ * rounds, which this replaced, compared rounds that could be a minute apart.
+ */
+async function alternatingPairs(
+  pairs: number,
+  measureA: () => Promise<Load>,
+  measureB: () => Promise<Load>,
+): Promise<{ a: Load[]; b: Load[]; ratios: number[] }> {
+  const a: Load[] = [];
+  const b: Load[] = [];
+  for (let i = 0; i < pairs; i++) {
+    if (i % 2 === 0) {
+      a.push(await measureA());
+      b.push(await measureB());
+    } else {
+      b.push(await measureB());
+      a.push(await measureA());
+    }
+  }
+  return { a, b, ratios: a.map((x, i) => ratio(b[i]!.rps, x.rps)) };
 }
 
 // ---- the requests: a distinct query on every request, so no cache answers for Sift ----
@@ -644,11 +696,14 @@ async function main() {
     const runs: Record<number, { sift: Load; floor: Load }> = {};
     for (const c of [10, 100]) {
       log(`${e.label}, ${c} connections: ${floor.label}, sift, ${floor.label}`);
+      const targeted = c === 100 || e.name === 'web';
       const { floor: fl, sift: s } = await loadPair(
         { floor: { url: floor.url, pid: floor.pid }, sift: { url: sift.url, pid, headers: rotatingAuth } },
         next(e),
         c,
-        { duration: ENDPOINT_DURATION, warmup: ENDPOINT_WARMUP },
+        targeted
+          ? { duration: ENDPOINT_DURATION, warmup: ENDPOINT_WARMUP }
+          : { duration: UNTARGETED_DURATION, warmup: UNTARGETED_WARMUP },
       );
       runs[c] = { sift: s, floor: fl };
       rows.push(tableRow(e.floor === 'json' ? `${e.label} (vs bare route)` : e.label, c, s, fl));
@@ -884,8 +939,8 @@ async function main() {
 
   if (wants('metrics')) {
     // Two new Sifts on the same database, one with metrics on, started and warmed up alike (the main
-    // Sift has served every section by now: its caches and heap are not a fresh one's); each side
-    // measured three times, in alternating order, and compared by its median round.
+    // Sift has served every section by now: its caches and heap are not a fresh one's), compared in
+    // alternating pairs of short rounds by the median of the pairs' ratios (alternatingPairs).
     log('metrics cost: web search, 100 connections, metrics off vs on');
     const web = ENDPOINTS.find((e) => e.name === 'web')!;
     const withoutMetrics = await startSift({ ...siftEnv, ...NEVER_REFUSING_LIMITS, METRICS_ENABLED: 'false' }, logFile);
@@ -893,23 +948,18 @@ async function main() {
     // Warmed up as the main Sift was before its first section (JIT, key cache, upstream connections).
     await mixedLoad(withoutMetrics.url, [web], 50, WARMUP_ALL, rotatingAuth);
     await mixedLoad(withMetrics.url, [web], 50, WARMUP_ALL, rotatingAuth);
-    const runs: { off: Load[]; on: Load[] } = { off: [], on: [] };
-    const measureOff = async () =>
-      runs.off.push(
-        await load(withoutMetrics.url, next(web), 100, { headers: rotatingAuth, pid: withoutMetrics.child.pid }),
-      );
-    const measureOn = async () =>
-      runs.on.push(await load(withMetrics.url, next(web), 100, { headers: rotatingAuth, pid: withMetrics.child.pid }));
-    // Off-on, on-off, off-on: neither side always runs first in a round (drift within a round evens out).
-    for (let round = 0; round < 3; round++) {
-      for (const measure of round % 2 === 0 ? [measureOff, measureOn] : [measureOn, measureOff]) await measure();
-    }
+    const round = { duration: ROUND_DURATION, warmup: ROUND_WARMUP };
+    const { a: off, b: on, ratios } = await alternatingPairs(
+      METRICS_PAIRS,
+      () => load(withoutMetrics.url, next(web), 100, { headers: rotatingAuth, pid: withoutMetrics.child.pid, ...round }),
+      () => load(withMetrics.url, next(web), 100, { headers: rotatingAuth, pid: withMetrics.child.pid, ...round }),
+    );
+    const runs = { off, on };
     const scrape = await fetch(`${withMetrics.url}/metrics`);
     const scraped = scrape.status === 200 && (await scrape.text()).includes('sift_');
     await stop(withMetrics.child);
     await stop(withoutMetrics.child);
-    const median = (l: Load[]) => [...l].sort((a, b) => a.rps - b.rps)[Math.floor(l.length / 2)]!.rps;
-    const r = ratio(median(runs.on), median(runs.off));
+    const r = median(ratios);
     for (const [side, list] of [
       ['off', runs.off],
       ['on', runs.on],
@@ -918,16 +968,17 @@ async function main() {
     }
     targets.push({
       name: 'web throughput with metrics on, 100 connections',
-      value: `${r.toFixed(3)}× metrics off (median of 3 rounds each)${scraped ? '' : ' (scrape failed)'}`,
+      value: `${r.toFixed(3)}× metrics off (median of ${METRICS_PAIRS} pairs of rounds: ${ratios.map((x) => x.toFixed(3)).join(', ')})${scraped ? '' : ' (scrape failed)'}`,
       target: '≥ 0.97× (at most 3% cost)',
       met: scraped && r >= 0.97,
     });
-    results.metrics = { ...runs, ratio: r, scraped };
+    results.metrics = { ...runs, pairRatios: ratios, ratio: r, scraped };
   }
 
   if (wants('workers')) {
     // The same load on one process and on WORKERS processes (a second Sift on the same database),
-    // each measured twice, alternating. CPU is the whole server's: primary and workers.
+    // compared in alternating pairs of short rounds by the median of the pairs' ratios
+    // (alternatingPairs). CPU is the whole server's: primary and workers.
     const count = Math.max(2, os.availableParallelism());
     log(`workers: web search, 100 connections, 1 process vs WORKERS=${count}`);
     const web = ENDPOINTS.find((e) => e.name === 'web')!;
@@ -938,16 +989,17 @@ async function main() {
     // warm-up's requests, so it lasts as many times longer as there are workers (with one share, the
     // first clustered round still ran at up to 1.4x the CPU per request of the second).
     await mixedLoad(clustered.url, [web], 50, WARMUP_ALL * count, rotatingAuth);
-    const runs: { one: Load[]; many: Load[] } = { one: [], many: [] };
-    for (let round = 0; round < 2; round++) {
-      runs.one.push(await load(sift.url, next(web), 100, { headers: rotatingAuth, pid }));
+    const round = { duration: ROUND_DURATION, warmup: ROUND_WARMUP };
+    const { a: one, b: many, ratios } = await alternatingPairs(
+      WORKERS_PAIRS,
+      () => load(sift.url, next(web), 100, { headers: rotatingAuth, pid, ...round }),
       // The cluster's CPU over the measured run only (until 2026-11-30 its warm-up's was counted too).
-      runs.many.push(await load(clustered.url, next(web), 100, { headers: rotatingAuth, cpuMs: whole }));
-    }
+      () => load(clustered.url, next(web), 100, { headers: rotatingAuth, cpuMs: whole, ...round }),
+    );
+    const runs = { one, many };
     const workerRss = workerPids.map((p) => peakRssMb(p));
     await stop(clustered.child);
-    const mean = (l: Load[]) => l.reduce((n, x) => n + x.rps, 0) / l.length;
-    const scaling = ratio(mean(runs.many), mean(runs.one));
+    const scaling = median(ratios);
     for (const [side, list] of [
       ['1 process', runs.one],
       [`WORKERS=${count}`, runs.many],
@@ -957,7 +1009,7 @@ async function main() {
     const maxRss = Math.max(...workerRss);
     targets.push({
       name: `web throughput with WORKERS=${count}, 100 connections`,
-      value: `${scaling.toFixed(3)}× one process`,
+      value: `${scaling.toFixed(3)}× one process (median of ${WORKERS_PAIRS} pairs of rounds: ${ratios.map((x) => x.toFixed(3)).join(', ')})`,
       target: '> 1× (scales with cores; the load generator, fakes and Postgres share these cores)',
       met: scaling > 1,
     });
@@ -970,7 +1022,7 @@ async function main() {
     notes.push(
       `Workers: ${count} worker processes (node:cluster) on ${os.availableParallelism()} cores, against one process, both on the same database; the load generator (autocannon, in the bench process), the fake upstreams and PostgreSQL run on the same cores.`,
     );
-    results.workers = { count, ...runs, scaling, workerPeakRssMb: workerRss };
+    results.workers = { count, ...runs, pairRatios: ratios, scaling, workerPeakRssMb: workerRss };
   }
 
   const siftPeakRssMb = peakRssMb(pid);
@@ -1004,7 +1056,7 @@ async function main() {
   lines.push(`# Sift benchmark — ${new Date().toISOString()}`);
   lines.push('');
   const loads = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
-  const settings = `fake upstream latency ${LATENCY} ms; endpoints: ${ENDPOINT_DURATION} s per side after ${ENDPOINT_WARMUP} s warm-up, the floor's in two halves around Sift's; other measures: ${DURATION} s after ${WARMUP} s; database: ${EXTERNAL_DB ? 'DATABASE_URL' : 'embedded'}; one Sift process, API keys rotating over ${KEYS}${ONLY.size ? `; sections: ${[...ONLY].join(', ')}` : ''}`;
+  const settings = `fake upstream latency ${LATENCY} ms; endpoints: ${ENDPOINT_DURATION} s per side after ${ENDPOINT_WARMUP} s warm-up (${UNTARGETED_DURATION} s after ${UNTARGETED_WARMUP} s for the 10-connection runs no target reads), the floor's in two halves around Sift's; metrics and workers: pairs of ${ROUND_DURATION}-s rounds after ${ROUND_WARMUP} s; other measures: ${DURATION} s after ${WARMUP} s; database: ${EXTERNAL_DB ? 'DATABASE_URL' : 'embedded'}; one Sift process, API keys rotating over ${KEYS}${ONLY.size ? `; sections: ${[...ONLY].join(', ')}` : ''}`;
   lines.push(
     `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, load average ${loads(loadAtStart)} at the start, ${loads(os.loadavg())} at the end; Node ${process.version}; ${settings}.`,
   );
@@ -1046,6 +1098,10 @@ async function main() {
           warmupS: WARMUP,
           endpointDurationS: ENDPOINT_DURATION,
           endpointWarmupS: ENDPOINT_WARMUP,
+          untargetedDurationS: UNTARGETED_DURATION,
+          untargetedWarmupS: UNTARGETED_WARMUP,
+          roundDurationS: ROUND_DURATION,
+          roundWarmupS: ROUND_WARMUP,
           mixDurationS: MIX_DURATION,
           mixConnections: MIX_CONNECTIONS,
           mix: Object.fromEntries(ENDPOINTS.map((e) => [e.name, e.mix])),
