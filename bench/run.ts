@@ -949,9 +949,14 @@ async function main() {
     await mixedLoad(withoutMetrics.url, [web], 50, WARMUP_ALL, rotatingAuth);
     await mixedLoad(withMetrics.url, [web], 50, WARMUP_ALL, rotatingAuth);
     const round = { duration: ROUND_DURATION, warmup: ROUND_WARMUP };
-    const { a: off, b: on, ratios } = await alternatingPairs(
+    const {
+      a: off,
+      b: on,
+      ratios,
+    } = await alternatingPairs(
       METRICS_PAIRS,
-      () => load(withoutMetrics.url, next(web), 100, { headers: rotatingAuth, pid: withoutMetrics.child.pid, ...round }),
+      () =>
+        load(withoutMetrics.url, next(web), 100, { headers: rotatingAuth, pid: withoutMetrics.child.pid, ...round }),
       () => load(withMetrics.url, next(web), 100, { headers: rotatingAuth, pid: withMetrics.child.pid, ...round }),
     );
     const runs = { off, on };
@@ -990,7 +995,11 @@ async function main() {
     // first clustered round still ran at up to 1.4x the CPU per request of the second).
     await mixedLoad(clustered.url, [web], 50, WARMUP_ALL * count, rotatingAuth);
     const round = { duration: ROUND_DURATION, warmup: ROUND_WARMUP };
-    const { a: one, b: many, ratios } = await alternatingPairs(
+    const {
+      a: one,
+      b: many,
+      ratios,
+    } = await alternatingPairs(
       WORKERS_PAIRS,
       () => load(sift.url, next(web), 100, { headers: rotatingAuth, pid, ...round }),
       // The cluster's CPU over the measured run only (until 2026-11-30 its warm-up's was counted too).
