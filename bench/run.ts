@@ -66,6 +66,10 @@ const ROUND_WARMUP = num('BENCH_ROUND_WARMUP', 2);
 const ROUND_DURATION = num('BENCH_ROUND_DURATION', 3);
 /** The measured part of a metrics round, both sides at once. */
 const METRICS_ROUND_DURATION = num('BENCH_METRICS_ROUND_DURATION', 5);
+/** Rounds of the metrics section, each side loaded at the same time as the other. */
+const METRICS_ROUNDS = num('BENCH_METRICS_ROUNDS', 5);
+/** Pairs of rounds in the workers section. */
+const WORKERS_PAIRS = num('BENCH_WORKERS_PAIRS', 4);
 const MIX_DURATION = num('BENCH_MIX_DURATION', 15);
 const WARMUP_ALL = num('BENCH_WARMUP_ALL', 5);
 const MIX_CONNECTIONS = num('BENCH_MIX_CONNECTIONS', 100);
@@ -311,9 +315,6 @@ interface RawRun {
   timeouts: number;
 }
 
-/** Rounds of the metrics section, each side loaded at the same time as the other. */
-const METRICS_ROUNDS = num('BENCH_METRICS_ROUNDS', 5);
-
 /**
  * Two servers under the same load at the same time, each with its own `connections`: a warm-up,
  * then a measured run. Each round's ratio (B's throughput over A's) is taken on one moment of the
@@ -339,9 +340,6 @@ async function loadTogether(
     b: loadOf(rb!, sides.b.pid ? after[1]! - before[1]! : undefined),
   };
 }
-
-/** Pairs of rounds in the workers section. */
-const WORKERS_PAIRS = num('BENCH_WORKERS_PAIRS', 4);
 
 /** The middle value (the mean of the middle two for an even count). */
 function median(values: readonly number[]): number {
@@ -959,27 +957,24 @@ async function main() {
       ).rows.map((r) => r.pid);
     const limiterLoad = async (headers: () => Record<string, string>): Promise<Load> => {
       const backends = await siftBackends();
-      // Each backend's CPU over the measured run. One that ended meanwhile was idle (the pool closes
-      // only idle connections, after 5 minutes: some did within a full run's limits section), so
-      // it did none of this work; one that started meanwhile did it all within the run.
-      let start: Map<number, number> | undefined;
-      let runMs = 0;
-      const meter = () => {
-        if (!start) {
-          start = new Map(backends.map((p) => [p, cpuMsOf(p)]));
-          return 0;
-        }
-        runMs = 0;
-        for (const [p, before] of start) {
+      // Each backend's CPU as last seen: one that ends during the run keeps its figure, as it was
+      // idle (the pool closes only idle connections, after 5 minutes: some did within a full run's
+      // limits section); one that starts during the run did all its work within it.
+      const lastSeen = new Map<number, number>();
+      const backendsCpuMs = () => {
+        for (const p of backends) {
           const now = cpuMsOf(p);
-          if (now > 0) runMs += now - before;
+          if (now > 0) lastSeen.set(p, now);
         }
-        return runMs;
+        let ms = 0;
+        for (const v of lastSeen.values()) ms += v;
+        return ms;
       };
-      const l = await load(sift.url, next(web), 100, { headers, pid, pgCpuMs: meter });
-      const started = (await siftBackends()).filter((p) => !backends.includes(p));
-      const pgMs = runMs + started.reduce((n, p) => n + cpuMsOf(p), 0);
-      return { ...l, pgCpuMsPerRequest: l.requests > 0 ? pgMs / l.requests : undefined };
+      const l = await load(sift.url, next(web), 100, { headers, pid, pgCpuMs: backendsCpuMs });
+      const startedMs = (await siftBackends()).filter((p) => !backends.includes(p)).reduce((n, p) => n + cpuMsOf(p), 0);
+      return l.pgCpuMsPerRequest === undefined
+        ? l
+        : { ...l, pgCpuMsPerRequest: l.pgCpuMsPerRequest + startedMs / l.requests };
     };
     log('rate limiter: web search, 100 connections, 1,000 keys');
     const many = await limiterLoad(rotatingAuth);
