@@ -24,7 +24,8 @@ export async function openDatabase(
   if (!url) {
     // Not the port the HTTP server is about to listen on.
     const avoidPorts = config.PORT ? [config.PORT] : [];
-    embedded = await startEmbeddedPostgres({ dataDir: config.DATA_DIR, logger, avoidPorts });
+    // The server's start (and the CLI's, which starts the same cluster) may take the build's spare cluster.
+    embedded = await startEmbeddedPostgres({ dataDir: config.DATA_DIR, logger, avoidPorts, takeSpare: true });
     url = embedded.url;
   }
   // Loaded here, with pg: the embedded server starts without waiting for pg to load (embedded.ts).

@@ -1,10 +1,25 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { prepareClusterTemplate, repairInstall, startEmbeddedPostgres } from '../../src/db/embedded.js';
+import {
+  prepareClusterTemplate,
+  prepareSpareCluster,
+  repairInstall,
+  spareDirOf,
+  startEmbeddedPostgres,
+} from '../../src/db/embedded.js';
 
 const dirs: string[] = [];
 function tempDataDir(): string {
@@ -104,6 +119,67 @@ describe('embedded PostgreSQL', () => {
     }
   });
 
+  it("takes the template's spare cluster whole for a start that may, with its database and a password of its own, then copies the template", async () => {
+    const template = path.join(tempDataDir(), 'postgres-template');
+    const said: string[] = [];
+    const logger = { info: (m: string) => said.push(m), warn: (m: string) => said.push(`warn: ${m}`) };
+    await prepareClusterTemplate({ dir: template, logger });
+    expect(await prepareSpareCluster({ templateDir: template, logger })).toBe(true);
+    const spare = spareDirOf(template);
+    expect(existsSync(path.join(spare, 'pgdata', 'PG_VERSION'))).toBe(true);
+    const sparePassword = (JSON.parse(readFileSync(path.join(spare, 'postgres.json'), 'utf8')) as { password: string })
+      .password;
+    // A start that may not take it (tests, tools) copies the template and leaves the spare.
+    const plain = await startEmbeddedPostgres({ dataDir: tempDataDir(), templateDir: template, logger });
+    await plain.stop();
+    expect(existsSync(spare)).toBe(true);
+
+    const dirA = tempDataDir();
+    const dirB = tempDataDir();
+    const a = await startEmbeddedPostgres({ dataDir: dirA, templateDir: template, logger, takeSpare: true });
+    try {
+      expect(said.filter((m) => m.includes(`from the spare of the template ${template}`))).toHaveLength(1);
+      expect(existsSync(spare)).toBe(false);
+      expect(await query(a.url, 'SELECT current_database() AS db')).toEqual([{ db: 'sift' }]);
+      const passwordA = (JSON.parse(readFileSync(path.join(dirA, 'postgres.json'), 'utf8')) as { password: string })
+        .password;
+      expect(passwordA).toBe(sparePassword);
+      // Nothing of the claimed spare is left beside the cluster.
+      expect(readdirSync(dirA).filter((f) => f.includes('spare'))).toEqual([]);
+      // The spare is gone: the next start copies the template, with a password of its own.
+      const b = await startEmbeddedPostgres({ dataDir: dirB, templateDir: template, logger, takeSpare: true });
+      await b.stop();
+      expect(said.filter((m) => m.includes(`from the template ${template}`))).toHaveLength(2);
+      const passwordB = (JSON.parse(readFileSync(path.join(dirB, 'postgres.json'), 'utf8')) as { password: string })
+        .password;
+      expect(passwordB).not.toBe(passwordA);
+      expect(said.filter((m) => m.startsWith('warn:'))).toEqual([]);
+    } finally {
+      await a.stop();
+    }
+  });
+
+  it('leaves a spare made for another database to a start of that database', async () => {
+    const template = path.join(tempDataDir(), 'postgres-template');
+    await prepareClusterTemplate({ dir: template });
+    await prepareSpareCluster({ templateDir: template, database: 'other_app' });
+    const pgsql = await startEmbeddedPostgres({ dataDir: tempDataDir(), templateDir: template, takeSpare: true });
+    await pgsql.stop();
+    expect(existsSync(path.join(spareDirOf(template), 'pgdata', 'PG_VERSION'))).toBe(true);
+    const other = await startEmbeddedPostgres({
+      dataDir: tempDataDir(),
+      templateDir: template,
+      takeSpare: true,
+      databaseName: 'other_app',
+    });
+    try {
+      expect(existsSync(spareDirOf(template))).toBe(false);
+      expect(await query(other.url, 'SELECT current_database() AS db')).toEqual([{ db: 'other_app' }]);
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('makes the cluster with initdb when the template cannot be copied, and says so', async () => {
     const broken = path.join(tempDataDir(), 'postgres-template');
     mkdirSync(broken);
@@ -133,10 +209,17 @@ describe('embedded PostgreSQL', () => {
     writeFileSync(path.join(older, 'PG_VERSION'), '17\n');
     const unfinished = path.join(cache, 'postgres-18.0.0-linux-x64.tmp-999999999');
     mkdirSync(unfinished);
+    // The new template's own spare stays; an unfinished spare of a process gone does not.
+    const spare = path.join(cache, 'postgres-18.4.0-linux-x64.spare');
+    mkdirSync(spare);
+    const unfinishedSpare = `${spare}.tmp-999999999`;
+    mkdirSync(unfinishedSpare);
     const template = await prepareClusterTemplate({ dir: path.join(cache, 'postgres-18.4.0-linux-x64') });
     expect(existsSync(path.join(template, 'PG_VERSION'))).toBe(true);
     expect(existsSync(older)).toBe(false);
     expect(existsSync(unfinished)).toBe(false);
+    expect(existsSync(spare)).toBe(true);
+    expect(existsSync(unfinishedSpare)).toBe(false);
   });
 
   it('starts the server before loading pg, then connects with it', () => {
