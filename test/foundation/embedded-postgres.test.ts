@@ -159,6 +159,34 @@ describe('embedded PostgreSQL', () => {
     }
   });
 
+  // /dev/shm is a tmpfs on Linux, another filesystem than the temporary directory's disk.
+  const otherFilesystem =
+    existsSync('/dev/shm') && statSync('/dev/shm').dev !== statSync(os.tmpdir()).dev ? '/dev/shm' : null;
+  it.skipIf(otherFilesystem === null)(
+    'copies the template, leaving the spare, when DATA_DIR is on another filesystem (a Docker volume)',
+    async () => {
+      const template = path.join(tempDataDir(), 'postgres-template');
+      await prepareClusterTemplate({ dir: template });
+      await prepareSpareCluster({ templateDir: template });
+      const dataDir = mkdtempSync(path.join(otherFilesystem as string, 'sift-embedded-'));
+      dirs.push(dataDir);
+      const said: string[] = [];
+      const pgsql = await startEmbeddedPostgres({
+        dataDir,
+        templateDir: template,
+        takeSpare: true,
+        logger: { info: (m) => said.push(m), warn: (m) => said.push(`warn: ${m}`) },
+      });
+      try {
+        expect(said.filter((m) => m.includes(`from the template ${template}`))).toHaveLength(1);
+        expect(existsSync(path.join(spareDirOf(template), 'pgdata', 'PG_VERSION'))).toBe(true);
+        expect(await query(pgsql.url, 'SELECT current_database() AS db')).toEqual([{ db: 'sift' }]);
+      } finally {
+        await pgsql.stop();
+      }
+    },
+  );
+
   it('leaves a spare made for another database to a start of that database', async () => {
     const template = path.join(tempDataDir(), 'postgres-template');
     await prepareClusterTemplate({ dir: template });
