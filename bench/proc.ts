@@ -114,3 +114,29 @@ export function serverNodeFlags(root: string): string[] {
   if (!line) throw new Error('bin/sift-server: no `exec node … dist/server.js` line to take the flags from');
   return line[1]!.split(' ').filter(Boolean);
 }
+
+/**
+ * The whole machine's CPU time so far, in clock ticks, from the first line of /proc/stat: `total`
+ * over every core, and `busy`, all but idle and iowait. Null where unreadable (not Linux).
+ */
+export function machineTicks(): { busy: number; total: number } | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
+    // cpu user nice system idle iowait irq softirq steal (guest time is counted in user already)
+    const t = line.trim().split(/\s+/).slice(1, 9).map(Number);
+    if (t.length < 8 || t.some((x) => !Number.isFinite(x))) return null;
+    const total = t.reduce((a, b) => a + b, 0);
+    return { busy: total - t[3]! - t[4]!, total };
+  } catch {
+    return null;
+  }
+}
+
+/** The share of the whole machine's CPU (every core) that was busy between two readings of machineTicks. */
+export function busyShare(
+  before: ReturnType<typeof machineTicks>,
+  after: ReturnType<typeof machineTicks>,
+): number | undefined {
+  if (!before || !after || after.total <= before.total) return undefined;
+  return (after.busy - before.busy) / (after.total - before.total);
+}

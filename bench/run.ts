@@ -40,7 +40,17 @@ import { issueApiKey } from '../src/auth/api-keys.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { createPool } from '../src/db/pool.js';
 import { INSTANT_QUERIES } from './instant-queries.js';
-import { childPids, cpuMsOf, peakRssMb, postgresCpuMs, postgresServerCpuMs, rssMb, serverNodeFlags } from './proc.js';
+import {
+  busyShare,
+  childPids,
+  cpuMsOf,
+  machineTicks,
+  peakRssMb,
+  postgresCpuMs,
+  postgresServerCpuMs,
+  rssMb,
+  serverNodeFlags,
+} from './proc.js';
 
 const t0 = performance.now();
 const loadAtStart = os.loadavg();
@@ -168,6 +178,8 @@ interface Load {
   non2xx: number;
   errors: number;
   cpuMsPerRequest?: number;
+  /** The share of the whole machine's CPU (every core, every process) busy during the measured run (load() only). */
+  machineBusy?: number;
   /** CPU of all PostgreSQL processes per request, ms (when measured). */
   pgCpuMsPerRequest?: number;
 }
@@ -209,11 +221,16 @@ async function load(url: string, pathFor: () => string, connections: number, o: 
   const pgMs = o.pgCpuMs ?? pgCpuMs;
   const before = cpuMs?.() ?? 0;
   const pgBefore = pgMs();
+  const machineBefore = machineTicks();
   const r = await run(o.duration ?? DURATION);
+  const machineAfter = machineTicks();
   const after = cpuMs?.() ?? 0;
   const pgAfter = pgMs();
   // A PostgreSQL backend that ended during the run takes its CPU with it: no figure then.
-  return loadOf(r, cpuMs ? after - before : undefined, pgAfter >= pgBefore ? pgAfter - pgBefore : undefined);
+  return {
+    ...loadOf(r, cpuMs ? after - before : undefined, pgAfter >= pgBefore ? pgAfter - pgBefore : undefined),
+    machineBusy: busyShare(machineBefore, machineAfter),
+  };
 }
 
 /** A run's figures; CPU per request (the server's, PostgreSQL's) from the CPU ms the run took, when measured. */
@@ -1102,6 +1119,11 @@ async function main() {
     // warm-up's requests, so it lasts as many times longer as there are workers (with one share, the
     // first clustered round still ran at up to 1.4x the CPU per request of the second).
     await mixedLoad(clustered.url, [web], 50, WARMUP_ALL * count, rotatingAuth);
+    // And the main Sift again, idle meanwhile: its first round, right after, went to the database for
+    // most keys (their cached rows and leases gone): 0.46-0.60 PostgreSQL CPU ms a search against
+    // 0.09-0.16 in its later rounds, at about half their rate, on 2026-12-01, which put the first
+    // pair's ratio at 1.27-1.61 for the cluster in every run.
+    await mixedLoad(sift.url, [web], 50, WARMUP_ALL, rotatingAuth);
     const round = { duration: ROUND_DURATION, warmup: ROUND_WARMUP };
     const {
       a: one,
@@ -1136,8 +1158,13 @@ async function main() {
       target: '≤ 250 MB',
       met: workerRss.length === count && maxRss <= 250,
     });
+    // How much of the machine was left for more workers: the whole machine's busy share in each round.
+    const busy = (list: Load[]) =>
+      list.every((l) => l.machineBusy !== undefined)
+        ? list.map((l) => `${Math.round(100 * l.machineBusy!)} %`).join(', ')
+        : 'not measured';
     notes.push(
-      `Workers: ${count} worker processes (node:cluster) on ${os.availableParallelism()} cores, against one process, both on the same database; the load generator (autocannon, in the bench process), the fake upstreams and PostgreSQL run on the same cores.`,
+      `Workers: ${count} worker processes (node:cluster) on ${os.availableParallelism()} cores, against one process, both on the same database; the load generator (autocannon, in the bench process), the fake upstreams and PostgreSQL run on the same cores. The whole machine's CPU busy (every core, every process) in each round: 1 process ${busy(runs.one)}; WORKERS=${count} ${busy(runs.many)}.`,
     );
     results.workers = { count, ...runs, pairRatios: ratios, scaling, workerPeakRssMb: workerRss };
   }
