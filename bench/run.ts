@@ -664,9 +664,17 @@ async function main() {
   // Start-up as a user gets it: WORKERS as set for the bench, else the default (one per core).
   const startWorkers = process.env.WORKERS || 'auto';
   log(
-    `cold start of Sift (WORKERS=${startWorkers}) with an empty database, then a restart; then a restart of one process`,
+    `cold start of Sift (WORKERS=${startWorkers}) with an empty database, then a restart; then a restart of one process; then a cold start with another empty database`,
   );
-  const startEnv = { ...baseEnv, WORKERS: startWorkers, DATA_DIR: path.join(work, 'cold'), DATABASE_URL: EXTERNAL_DB };
+  // Inside the project, as a user's default DATA_DIR (./data) is: on the filesystem of the build's
+  // cluster template and its spare (node_modules/.cache), which a temporary directory may not be (tmpfs).
+  const coldDirs = mkdtempSync(path.join(root, 'bench', 'results', 'cold-start-'));
+  const startEnv = {
+    ...baseEnv,
+    WORKERS: startWorkers,
+    DATA_DIR: path.join(coldDirs, 'cold'),
+    DATABASE_URL: EXTERNAL_DB,
+  };
   // How the cold start made its cluster, from its log: the build's spare taken whole (src/db/embedded.ts),
   // or the template copied (no spare: taken by an earlier start; or DATA_DIR on another filesystem).
   const clusterMade = (logText: string) =>
@@ -676,25 +684,27 @@ async function main() {
         ? 'the template copied'
         : 'initdb';
   const logSoFar = () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
-  let logBefore = logSoFar().length;
+  const logBefore = logSoFar().length;
   let sift = await startSift(startEnv, logFile);
   const coldStartMs = sift.startMs;
   await stop(sift.child);
   const coldStartCluster = EXTERNAL_DB ? 'DATABASE_URL' : clusterMade(logSoFar().slice(logBefore));
-  // A second cold start in another empty DATA_DIR, with the spare taken: the template copied.
-  let coldCopy: { ms: number; cluster: string } | undefined;
-  if (!EXTERNAL_DB) {
-    logBefore = logSoFar().length;
-    sift = await startSift({ ...startEnv, DATA_DIR: path.join(work, 'cold-2') }, logFile);
-    await stop(sift.child);
-    coldCopy = { ms: sift.startMs, cluster: clusterMade(logSoFar().slice(logBefore)) };
-  }
   sift = await startSift(startEnv, logFile);
   const restartMs = sift.startMs;
   await stop(sift.child);
   sift = await startSift({ ...startEnv, WORKERS: '1' }, logFile);
   const oneProcessRestartMs = sift.startMs;
   await stop(sift.child);
+  // A second cold start in another empty DATA_DIR, with the spare taken: the template copied. After the
+  // restarts, so that they do not run while the disk writes back the copy's files.
+  let coldCopy: { ms: number; cluster: string } | undefined;
+  if (!EXTERNAL_DB) {
+    const copyLogBefore = logSoFar().length;
+    sift = await startSift({ ...startEnv, DATA_DIR: path.join(coldDirs, 'cold-2') }, logFile);
+    await stop(sift.child);
+    coldCopy = { ms: sift.startMs, cluster: clusterMade(logSoFar().slice(copyLogBefore)) };
+  }
+  rmSync(coldDirs, { recursive: true, force: true });
   Object.assign(results, { startWorkers, coldStartMs, coldStartCluster, coldCopy, restartMs, oneProcessRestartMs });
   if (coldCopy) {
     notes.push(
