@@ -548,7 +548,11 @@ export async function prepareSpareCluster(
     const pgdata = path.join(work, 'pgdata');
     await freshClusterDir(pgdata, user);
     const password = randomBytes(24).toString('base64url');
-    if (!(await copyTemplate(bins, templateDir, pgdata, password, user, logger, `CREATE DATABASE ${database};\n`))) {
+    // copyTemplate's warning says what a start does next (initdb); the build's is this one.
+    const failures: string[] = [];
+    const quiet: EmbeddedLogger = { info: () => {}, warn: (m) => failures.push(m) };
+    if (!(await copyTemplate(bins, templateDir, pgdata, password, user, quiet, `CREATE DATABASE ${database};\n`))) {
+      logger.warn(`embedded postgres: no spare cluster (${failures.join('; ').replace(/; running initdb$/, '')})`);
       return false;
     }
     await fs.writeFile(path.join(work, 'postgres.json'), JSON.stringify({ user: SUPERUSER, password, database }), {

@@ -187,6 +187,23 @@ describe('embedded PostgreSQL', () => {
     },
   );
 
+  it('makes no spare from a template that cannot be copied, and says why', async () => {
+    const broken = path.join(tempDataDir(), 'postgres-template');
+    mkdirSync(broken);
+    writeFileSync(path.join(broken, 'PG_VERSION'), '18\n');
+    const said: string[] = [];
+    const made = await prepareSpareCluster({
+      templateDir: broken,
+      logger: { info: (m) => said.push(m), warn: (m) => said.push(`warn: ${m}`) },
+    });
+    expect(made).toBe(false);
+    expect(existsSync(spareDirOf(broken))).toBe(false);
+    expect(readdirSync(path.dirname(broken))).toEqual(['postgres-template']);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^warn: embedded postgres: no spare cluster \(.*the cluster template .* failed \(/);
+    expect(said[0]).not.toMatch(/running initdb/);
+  });
+
   it('leaves a spare made for another database to a start of that database', async () => {
     const template = path.join(tempDataDir(), 'postgres-template');
     await prepareClusterTemplate({ dir: template });
