@@ -188,13 +188,9 @@ function serverUser(logger: EmbeddedLogger): RunAs {
   if (!user) {
     logger.info('embedded postgres: creating the "postgres" OS user to run the server (PostgreSQL refuses root)');
     try {
-      execFileSync(
-        'useradd',
-        ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', SUPERUSER],
-        {
-          stdio: 'ignore',
-        },
-      );
+      execFileSync('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', SUPERUSER], {
+        stdio: 'ignore',
+      });
     } catch {
       try {
         execFileSync('adduser', ['-S', '-D', '-H', SUPERUSER], { stdio: 'ignore' });
@@ -228,11 +224,7 @@ async function ensureTraversable(target: string, user: RunAs, logger: EmbeddedLo
     const st = await fs.stat(d).catch(() => null);
     if (!st?.isDirectory()) continue;
     const reachable =
-      st.uid === user.uid
-        ? (st.mode & 0o100) !== 0
-        : st.gid === user.gid
-          ? (st.mode & 0o010) !== 0
-          : (st.mode & 0o001) !== 0;
+      st.uid === user.uid ? (st.mode & 0o100) !== 0 : st.gid === user.gid ? (st.mode & 0o010) !== 0 : (st.mode & 0o001) !== 0;
     if (!reachable) {
       await fs.chmod(d, st.mode | 0o001);
       logger.info(`embedded postgres: allowed the postgres user to traverse ${d} (chmod o+x)`);
@@ -352,8 +344,7 @@ async function withFileLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
         await fs.rm(file, { force: true });
         continue;
       }
-      if (Date.now() > deadline)
-        throw new EmbeddedPostgresError(`Timed out waiting for ${file} (held by pid ${holder}).`);
+      if (Date.now() > deadline) throw new EmbeddedPostgresError(`Timed out waiting for ${file} (held by pid ${holder}).`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -362,6 +353,11 @@ async function withFileLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
   } finally {
     await fs.rm(file, { force: true });
   }
+}
+
+/** Writes a cluster's password file (`postgres.json`, mode 0600); a spare's also names its database. */
+async function writeCredentials(file: string, password: string, database?: string): Promise<void> {
+  await fs.writeFile(file, JSON.stringify({ user: SUPERUSER, password, database }), { mode: 0o600 });
 }
 
 async function readPassword(credFile: string): Promise<string | null> {
@@ -536,7 +532,8 @@ export async function prepareSpareCluster(
   const bins = await locateBinaries(logger);
   const templateDir = path.resolve(options.templateDir ?? defaultTemplateDir(bins.packageDir));
   const spare = spareDirOf(templateDir);
-  if (existsSync(path.join(spare, 'pgdata', 'PG_VERSION'))) return true;
+  const made = () => existsSync(path.join(spare, 'pgdata', 'PG_VERSION'));
+  if (made()) return true;
   const database = options.database ?? 'sift';
   if (!/^[a-z_][a-z0-9_]*$/.test(database)) throw new EmbeddedPostgresError(`Not a plain database name: ${database}`);
   const user = serverUser(logger);
@@ -555,15 +552,13 @@ export async function prepareSpareCluster(
       logger.warn(`embedded postgres: no spare cluster (${failures.join('; ').replace(/; running initdb$/, '')})`);
       return false;
     }
-    await fs.writeFile(path.join(work, 'postgres.json'), JSON.stringify({ user: SUPERUSER, password, database }), {
-      mode: 0o600,
-    });
+    await writeCredentials(path.join(work, 'postgres.json'), password, database);
     await fs.rename(work, spare);
   } catch (err) {
-    if (!existsSync(path.join(spare, 'pgdata', 'PG_VERSION'))) {
-      logger.warn(`embedded postgres: no spare cluster (${(err as Error).message})`);
-    }
-    return existsSync(path.join(spare, 'pgdata', 'PG_VERSION'));
+    // Another process's spare got there first (the rename found it): that one serves.
+    if (made()) return true;
+    logger.warn(`embedded postgres: no spare cluster (${(err as Error).message})`);
+    return false;
   } finally {
     await fs.rm(work, { recursive: true, force: true });
   }
@@ -596,7 +591,7 @@ async function takeSpare(templateDir: string, pgdata: string, credFile: string, 
   try {
     const creds = JSON.parse(await fs.readFile(path.join(claimed, 'postgres.json'), 'utf8')) as { password?: unknown };
     if (typeof creds.password !== 'string' || !existsSync(path.join(claimed, 'pgdata', 'PG_VERSION'))) return false;
-    await fs.writeFile(credFile, JSON.stringify({ user: SUPERUSER, password: creds.password }), { mode: 0o600 });
+    await writeCredentials(credFile, creds.password);
     await fs.rename(path.join(claimed, 'pgdata'), pgdata);
     return true;
   } catch {
@@ -627,7 +622,7 @@ async function initCluster(
     await freshClusterDir(staging, user);
     await runInitdb(bins, staging, password, user);
   }
-  await fs.writeFile(credFile, JSON.stringify({ user: SUPERUSER, password }), { mode: 0o600 });
+  await writeCredentials(credFile, password);
   await fs.rename(staging, pgdata);
   logger.info(
     copied
@@ -686,9 +681,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       if (existsSync(pgdata)) {
         const entries = await fs.readdir(pgdata);
         if (entries.length > 0) {
-          throw new EmbeddedPostgresError(
-            `${pgdata} exists but holds no PostgreSQL cluster; move it away or set DATA_DIR.`,
-          );
+          throw new EmbeddedPostgresError(`${pgdata} exists but holds no PostgreSQL cluster; move it away or set DATA_DIR.`);
         }
         await fs.rmdir(pgdata);
       }
@@ -697,9 +690,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       password = await readPassword(credFile);
     }
     if (!password) {
-      throw new EmbeddedPostgresError(
-        `${credFile} is missing or unreadable; the embedded database's password cannot be found.`,
-      );
+      throw new EmbeddedPostgresError(`${credFile} is missing or unreadable; the embedded database's password cannot be found.`);
     }
 
     // Already running (another Sift process, the CLI, or an orphan of a killed run)?
@@ -711,9 +702,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
         const orphan = !processAlive(ownerPid) || ownerPid === process.pid;
         if (orphan) {
           await fs.writeFile(ownerFile, String(process.pid));
-          logger.info(
-            `embedded postgres: adopted the server already running on port ${pidFile.port} (pid ${pidFile.pid})`,
-          );
+          logger.info(`embedded postgres: adopted the server already running on port ${pidFile.port} (pid ${pidFile.pid})`);
         } else {
           logger.info(`embedded postgres: using the server started by pid ${ownerPid} on port ${pidFile.port}`);
         }
@@ -734,24 +723,14 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       max_connections: '200',
       ...options.settings,
     };
-    const serverArgs = [
-      `-p ${port}`,
-      ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v === '' ? "''" : v}`),
-    ].join(' ');
+    const serverArgs = [`-p ${port}`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v === '' ? "''" : v}`)].join(' ');
     const logFile = path.join(pgdata, 'server.log');
-    const { code, output } = await runLoadingPg(
-      bins.pgCtl,
-      ['start', '-D', pgdata, '-l', logFile, '-w', '-t', '60', '-o', serverArgs],
-      {
-        ...user,
-        env: { ...process.env, LC_ALL: 'C' },
-      },
-    );
+    const { code, output } = await runLoadingPg(bins.pgCtl, ['start', '-D', pgdata, '-l', logFile, '-w', '-t', '60', '-o', serverArgs], {
+      ...user,
+      env: { ...process.env, LC_ALL: 'C' },
+    });
     if (code !== 0) {
-      const tail = await fs
-        .readFile(logFile, 'utf8')
-        .then((t) => t.slice(-1200))
-        .catch(() => '');
+      const tail = await fs.readFile(logFile, 'utf8').then((t) => t.slice(-1200)).catch(() => '');
       throw new EmbeddedPostgresError(`pg_ctl start failed: ${output.trim()}\n${tail}`);
     }
     await fs.writeFile(ownerFile, String(process.pid));

@@ -61,6 +61,17 @@ async function query(url: string, sql: string): Promise<unknown[]> {
   }
 }
 
+/** The superuser password in a folder's `postgres.json` (a DATA_DIR's, or a spare's). */
+function passwordIn(dir: string): string {
+  return (JSON.parse(readFileSync(path.join(dir, 'postgres.json'), 'utf8')) as { password: string }).password;
+}
+
+/** A logger that keeps what it is told, warnings marked `warn: `. */
+function recordingLogger(): { said: string[]; logger: { info(m: string): void; warn(m: string): void } } {
+  const said: string[] = [];
+  return { said, logger: { info: (m) => said.push(m), warn: (m) => said.push(`warn: ${m}`) } };
+}
+
 afterAll(() => {
   // stop anything a failed test left running
   for (const d of dirs) {
@@ -88,8 +99,7 @@ describe('embedded PostgreSQL', () => {
 
   it('makes new clusters by copying the cluster template, each with a superuser password of its own', async () => {
     const template = path.join(tempDataDir(), 'postgres-template');
-    const said: string[] = [];
-    const logger = { info: (m: string) => said.push(m), warn: (m: string) => said.push(`warn: ${m}`) };
+    const { said, logger } = recordingLogger();
     expect(await prepareClusterTemplate({ dir: template, logger })).toBe(template);
     const madeAt = statSync(path.join(template, 'PG_VERSION')).mtimeMs;
     // A second preparation finds it made.
@@ -105,11 +115,9 @@ describe('embedded PostgreSQL', () => {
       expect(said.filter((m) => m.startsWith('warn:'))).toEqual([]);
       expect(await query(a.url, 'SELECT current_database() AS db')).toEqual([{ db: 'sift' }]);
       expect(await query(b.url, 'SELECT current_database() AS db')).toEqual([{ db: 'sift' }]);
-      const password = (dir: string) =>
-        (JSON.parse(readFileSync(path.join(dir, 'postgres.json'), 'utf8')) as { password: string }).password;
-      expect(password(dirA)).not.toBe(password(dirB));
+      expect(passwordIn(dirA)).not.toBe(passwordIn(dirB));
       // A's password does not open B: the copy's password was changed, not inherited.
-      const withAsPassword = b.url.replace(encodeURIComponent(password(dirB)), encodeURIComponent(password(dirA)));
+      const withAsPassword = b.url.replace(encodeURIComponent(passwordIn(dirB)), encodeURIComponent(passwordIn(dirA)));
       await expect(query(withAsPassword, 'SELECT 1')).rejects.toMatchObject({ code: '28P01' });
       // The template itself was never started.
       expect(existsSync(path.join(template, 'postmaster.pid'))).toBe(false);
@@ -121,14 +129,12 @@ describe('embedded PostgreSQL', () => {
 
   it("takes the template's spare cluster whole for a start that may, with its database and a password of its own, then copies the template", async () => {
     const template = path.join(tempDataDir(), 'postgres-template');
-    const said: string[] = [];
-    const logger = { info: (m: string) => said.push(m), warn: (m: string) => said.push(`warn: ${m}`) };
+    const { said, logger } = recordingLogger();
     await prepareClusterTemplate({ dir: template, logger });
     expect(await prepareSpareCluster({ templateDir: template, logger })).toBe(true);
     const spare = spareDirOf(template);
     expect(existsSync(path.join(spare, 'pgdata', 'PG_VERSION'))).toBe(true);
-    const sparePassword = (JSON.parse(readFileSync(path.join(spare, 'postgres.json'), 'utf8')) as { password: string })
-      .password;
+    const sparePassword = passwordIn(spare);
     // A start that may not take it (tests, tools) copies the template and leaves the spare.
     const plain = await startEmbeddedPostgres({ dataDir: tempDataDir(), templateDir: template, logger });
     await plain.stop();
@@ -141,8 +147,7 @@ describe('embedded PostgreSQL', () => {
       expect(said.filter((m) => m.includes(`from the spare of the template ${template}`))).toHaveLength(1);
       expect(existsSync(spare)).toBe(false);
       expect(await query(a.url, 'SELECT current_database() AS db')).toEqual([{ db: 'sift' }]);
-      const passwordA = (JSON.parse(readFileSync(path.join(dirA, 'postgres.json'), 'utf8')) as { password: string })
-        .password;
+      const passwordA = passwordIn(dirA);
       expect(passwordA).toBe(sparePassword);
       // Nothing of the claimed spare is left beside the cluster.
       expect(readdirSync(dirA).filter((f) => f.includes('spare'))).toEqual([]);
@@ -150,8 +155,7 @@ describe('embedded PostgreSQL', () => {
       const b = await startEmbeddedPostgres({ dataDir: dirB, templateDir: template, logger, takeSpare: true });
       await b.stop();
       expect(said.filter((m) => m.includes(`from the template ${template}`))).toHaveLength(2);
-      const passwordB = (JSON.parse(readFileSync(path.join(dirB, 'postgres.json'), 'utf8')) as { password: string })
-        .password;
+      const passwordB = passwordIn(dirB);
       expect(passwordB).not.toBe(passwordA);
       expect(said.filter((m) => m.startsWith('warn:'))).toEqual([]);
     } finally {
@@ -170,12 +174,12 @@ describe('embedded PostgreSQL', () => {
       await prepareSpareCluster({ templateDir: template });
       const dataDir = mkdtempSync(path.join(otherFilesystem as string, 'sift-embedded-'));
       dirs.push(dataDir);
-      const said: string[] = [];
+      const { said, logger } = recordingLogger();
       const pgsql = await startEmbeddedPostgres({
         dataDir,
         templateDir: template,
         takeSpare: true,
-        logger: { info: (m) => said.push(m), warn: (m) => said.push(`warn: ${m}`) },
+        logger,
       });
       try {
         expect(said.filter((m) => m.includes(`from the template ${template}`))).toHaveLength(1);
@@ -191,10 +195,10 @@ describe('embedded PostgreSQL', () => {
     const broken = path.join(tempDataDir(), 'postgres-template');
     mkdirSync(broken);
     writeFileSync(path.join(broken, 'PG_VERSION'), '18\n');
-    const said: string[] = [];
+    const { said, logger } = recordingLogger();
     const made = await prepareSpareCluster({
       templateDir: broken,
-      logger: { info: (m) => said.push(m), warn: (m) => said.push(`warn: ${m}`) },
+      logger,
     });
     expect(made).toBe(false);
     expect(existsSync(spareDirOf(broken))).toBe(false);
@@ -229,12 +233,12 @@ describe('embedded PostgreSQL', () => {
     const broken = path.join(tempDataDir(), 'postgres-template');
     mkdirSync(broken);
     writeFileSync(path.join(broken, 'PG_VERSION'), '18\n');
-    const said: string[] = [];
+    const { said, logger } = recordingLogger();
     const dataDir = tempDataDir();
     const pgsql = await startEmbeddedPostgres({
       dataDir,
       templateDir: broken,
-      logger: { info: (m) => said.push(m), warn: (m) => said.push(`warn: ${m}`) },
+      logger,
     });
     try {
       expect(said.some((m) => m.startsWith(`warn: embedded postgres: the cluster template ${broken} failed`))).toBe(
