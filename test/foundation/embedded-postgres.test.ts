@@ -66,6 +66,14 @@ function passwordIn(dir: string): string {
   return (JSON.parse(readFileSync(path.join(dir, 'postgres.json'), 'utf8')) as { password: string }).password;
 }
 
+/** A folder that looks like a cluster template (a PG_VERSION) but holds nothing to copy. */
+function brokenTemplate(): string {
+  const broken = path.join(tempDataDir(), 'postgres-template');
+  mkdirSync(broken);
+  writeFileSync(path.join(broken, 'PG_VERSION'), '18\n');
+  return broken;
+}
+
 /** A logger that keeps what it is told, warnings marked `warn: `. */
 function recordingLogger(): { said: string[]; logger: { info(m: string): void; warn(m: string): void } } {
   const said: string[] = [];
@@ -192,14 +200,9 @@ describe('embedded PostgreSQL', () => {
   );
 
   it('makes no spare from a template that cannot be copied, and says why', async () => {
-    const broken = path.join(tempDataDir(), 'postgres-template');
-    mkdirSync(broken);
-    writeFileSync(path.join(broken, 'PG_VERSION'), '18\n');
+    const broken = brokenTemplate();
     const { said, logger } = recordingLogger();
-    const made = await prepareSpareCluster({
-      templateDir: broken,
-      logger,
-    });
+    const made = await prepareSpareCluster({ templateDir: broken, logger });
     expect(made).toBe(false);
     expect(existsSync(spareDirOf(broken))).toBe(false);
     expect(readdirSync(path.dirname(broken))).toEqual(['postgres-template']);
@@ -230,9 +233,7 @@ describe('embedded PostgreSQL', () => {
   });
 
   it('makes the cluster with initdb when the template cannot be copied, and says so', async () => {
-    const broken = path.join(tempDataDir(), 'postgres-template');
-    mkdirSync(broken);
-    writeFileSync(path.join(broken, 'PG_VERSION'), '18\n');
+    const broken = brokenTemplate();
     const { said, logger } = recordingLogger();
     const dataDir = tempDataDir();
     const pgsql = await startEmbeddedPostgres({
