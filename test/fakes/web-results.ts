@@ -38,14 +38,15 @@ export function slugify(q: string): string {
 }
 
 /**
- * The default ranked list of an engine for a query (DEFAULT_TOTAL_RESULTS long):
+ * The default ranked list of an engine for a query (DEFAULT_TOTAL_RESULTS long), or its results
+ * [from, to) (0-based):
  * odd ranks are shared by every engine (`https://shared.example/<slug>/<n>`),
  * even ranks are the engine's own (`https://<engine>.example/<slug>/<n>`).
  */
-export function defaultResults(engine: EngineName, q: string): FixtureResult[] {
+export function defaultResults(engine: EngineName, q: string, from = 0, to = DEFAULT_TOTAL_RESULTS): FixtureResult[] {
   const slug = slugify(q);
   const out: FixtureResult[] = [];
-  for (let n = 1; n <= DEFAULT_TOTAL_RESULTS; n++) {
+  for (let n = Math.max(0, from) + 1; n <= Math.min(to, DEFAULT_TOTAL_RESULTS); n++) {
     const shared = n % 2 === 1;
     const url = shared ? `https://shared.example/${slug}/${n}` : `https://${engine}.example/${slug}/${n}`;
     out.push({
@@ -74,8 +75,11 @@ export class ResultBook {
   }
   /** Results [start, start + count) of the list for `q` (0-based). */
   slice(q: string, start: number, count: number): FixtureResult[] {
-    const all = this.fixtures.get(q) ?? defaultResults(this.engine, q);
-    return all.slice(Math.max(0, start), Math.max(0, start) + Math.max(0, count));
+    const from = Math.max(0, start);
+    const to = from + Math.max(0, count);
+    const pinned = this.fixtures.get(q);
+    // The default list's results outside the range are not made.
+    return pinned ? pinned.slice(from, to) : defaultResults(this.engine, q, from, to);
   }
 }
 
