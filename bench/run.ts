@@ -260,8 +260,7 @@ interface Side {
  * halves together, which surround Sift's run. These machines' speed moves within seconds (by a
  * third within minutes on some), and a drift then weighs on both sides alike instead of on the
  * side measured second. Sift's own run is one stretch (warm-up, then measured) as under a steady
- * load: its limiter leases slots to the keys that keep coming back (limits/batch.ts), which a
- * pause would end. Latency percentiles are those of the runs' histograms merged; CPU per request
+ * load. Latency percentiles are those of the runs' histograms merged; CPU per request
  * is the runs' CPU over their requests.
  */
 async function loadPair(

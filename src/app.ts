@@ -33,6 +33,7 @@ import { statusPage } from './routes/status-page.js';
 import { accountPages } from './routes/web/index.js';
 import { PAGE_SECURITY_HEADERS } from './routes/web/security-headers.js';
 import { createSearchCache } from './providers/cache.js';
+import { createApiGate } from './gate/api-gate.js';
 import { answerUp, isUpPath } from './routes/up.js';
 import { answerClientError } from './routes/client-error.js';
 
@@ -43,6 +44,8 @@ export interface AppDeps {
   logger?: FastifyBaseLogger | false;
   /** The other workers of a WORKERS > 1 cluster (cluster.ts); absent in a single process. */
   peers?: Peers;
+  /** The time the API gate decides at (ms since the epoch; tests move it); default the database's clock. */
+  clock?: () => number;
 }
 
 declare module 'fastify' {
@@ -201,6 +204,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   if (config.ALERT_WEBHOOK_URLS.length > 0) await app.register(alertsPlugin);
   // Called, not registered: one context fewer for Fastify's shared code (routes/api/index.ts says why).
   await healthRoutes(app);
+  // The one gate of every API request (REST, MCP): keys, limits, quota, usage.
+  app.decorate('apiGate', createApiGate(app, deps.clock));
   await app.register(apiRoutes, { prefix: '/api/v1' });
   // MCP for agents: the same keys, limits and usage as /api/v1/ (each tool call is its REST request).
   await app.register(mcpRoutes);

@@ -97,8 +97,6 @@ export const PEER_ANSWER_MS = 500;
 
 /** The other server processes of this cluster, as one worker sees them. */
 export interface Peers {
-  /** Has every other worker write its buffered usage counts; resolves when they did (at most PEER_ANSWER_MS). */
-  flushUsage(): Promise<void>;
   /** Every other worker's answer to `question` (those that answered within PEER_ANSWER_MS). */
   ask(question: string): Promise<unknown[]>;
   /** Answers the other workers' `question` with what `answerer` returns (null if it throws). */
@@ -107,9 +105,6 @@ export interface Peers {
   tell(topic: string, body: unknown): void;
   hear(topic: string, listener: (body: unknown) => void): void;
 }
-
-/** The question whose answerer writes the worker's usage counts. */
-export const FLUSH_USAGE = 'flush-usage';
 
 const isMessage = <T extends { type: string }>(msg: unknown, type: T['type']): msg is T =>
   typeof msg === 'object' && msg !== null && (msg as { type?: unknown }).type === type;
@@ -180,9 +175,6 @@ export function workerPeers(): Peers {
         waiting.set(id, done);
         send({ type: 'sift:ask', id, question });
       });
-    },
-    async flushUsage() {
-      await peers.ask(FLUSH_USAGE);
     },
     answer(question, answerer) {
       answerers.set(question, answerer);

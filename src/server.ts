@@ -4,7 +4,6 @@ import cluster from 'node:cluster';
 import closeWithGrace from 'close-with-grace';
 import type pino from 'pino';
 import {
-  FLUSH_USAGE,
   isClusterWorker,
   onStopOrder,
   runPrimary,
@@ -103,8 +102,6 @@ async function runInstance(
     }
     const { buildApp } = await appModule;
     const peers = worker ? workerPeers() : undefined;
-    // Another worker is about to show usage: write what this one buffers (usage, and health with it).
-    peers?.answer(FLUSH_USAGE, async () => void (await lifecycle.flush()));
     app = await buildApp(config, { pool: db.pool, lifecycle, logger: log, peers });
     if (closing) return;
     await app.listen({ port: config.PORT, host: config.HOST });
