@@ -339,7 +339,7 @@ export class HealthRecorder {
  * an older one only moves last_ok_at forward. The caller holds the status
  * lock: the stored state read here is then the one the upsert replaces.
  */
-export async function upsertStatus(client: pg.PoolClient, updates: readonly StatusUpdate[]): Promise<Transition[]> {
+async function upsertStatus(client: pg.PoolClient, updates: readonly StatusUpdate[]): Promise<Transition[]> {
   const { rows } = await client.query<{ provider: ProviderSlug; was_ok: boolean; ok: boolean; checked_at: Date }>(
     `WITH observed AS (
        SELECT * FROM unnest($1::text[], $2::boolean[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[])
