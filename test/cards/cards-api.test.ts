@@ -60,7 +60,6 @@ afterEach(() => {
   fakes.wikipedia.setApiError(false);
   fakes.stackexchange.setThrottled(false);
   web.resetRequests();
-  t.app.health.recorder.resetThrottle();
 });
 
 afterAll(async () => {

@@ -169,7 +169,6 @@ describe('database outage while the server runs (one app through every kind)', (
 
       // A provider health observation written during the outage: the write must fail quietly, never
       // crash the process (an 'error' on a checked-out connection) nor hang.
-      app.health.recorder.resetThrottle('provider_01');
       app.health.recorder.record({ provider: 'provider_01', ok: true, latencyMs: 5, source: 'query' });
       const healthWrite = app.health.recorder.flush().then(() => performance.now() - outageStarted);
 
