@@ -15,8 +15,10 @@ import { monthStart } from './month.js';
  *   adds its units in the same transaction (a search that then fails gives them back, usage.ts).
  * - A key this process has not cached is looked up by the same statement.
  *
- * The requests of one turn of the event loop share one statement: under load that is one round trip
- * for many requests instead of one each. Requests are decided in the order they arrived.
+ * One statement in flight per process: the requests that arrive while it runs (and those of the turn
+ * of the event loop that sent it) are decided together by the next one, whatever their keys. Under
+ * load that is one round trip for many requests instead of one each, and one connection of the
+ * pool. Requests are decided in the order they arrived.
  *
  * A statement whose answer is lost (the connection broke, or the client-side bound passed) may still
  * have committed its reservations, while its requests were answered 503. Each statement therefore
@@ -242,7 +244,7 @@ export interface Admissions {
   stop(): void;
 }
 
-/** Gathers the requests of each turn of the event loop into one statement. */
+/** Gathers the requests that arrive while a statement runs into the next one. */
 export function createAdmissions(
   pool: pg.Pool,
   settings: AdmissionSettings,
@@ -282,33 +284,49 @@ export function createAdmissions(
     }
   }
 
+  /** A statement is in flight, or about to be sent at the end of this turn. */
+  let busy = false;
+
+  function sendSoon(): void {
+    busy = true;
+    setImmediate(send);
+  }
+
   function send(): void {
     const batch = waiting.slice(0, MAX_BATCH);
     waiting = waiting.slice(MAX_BATCH);
-    if (waiting.length > 0) setImmediate(send);
     const receipt: Receipt = { process, slot: freeSlots.pop() ?? slots++, statement: ++statements };
     decideAdmissions(
       pool,
       settings,
       batch.map((w) => w.ask),
       receipt,
-    ).then(
-      (decided) => {
-        freeSlots.push(receipt.slot);
-        for (const [i, w] of batch.entries()) w.resolve(decided[i]!);
-      },
-      (err: unknown) => {
-        lookUpLater(receipt, LOST_ANSWER_SETTLE_MS);
-        for (const w of batch) w.reject(err);
-      },
-    );
+    )
+      .then(
+        (decided) => {
+          freeSlots.push(receipt.slot);
+          for (const [i, w] of batch.entries()) w.resolve(decided[i]!);
+        },
+        (err: unknown) => {
+          lookUpLater(receipt, LOST_ANSWER_SETTLE_MS);
+          // Those that queued behind it would wait as long again on a database that just did not
+          // answer: they get the same answer now (each API answer stays within one statement's bound).
+          const behind = waiting;
+          waiting = [];
+          for (const w of [...batch, ...behind]) w.reject(err);
+        },
+      )
+      .finally(() => {
+        busy = false;
+        if (waiting.length > 0) sendSoon();
+      });
   }
 
   return {
     admit(ask) {
       return new Promise((resolve, reject) => {
         waiting.push({ ask, resolve, reject });
-        if (waiting.length === 1) setImmediate(send);
+        if (!busy) sendSoon();
       });
     },
     stop() {
