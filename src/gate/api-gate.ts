@@ -88,6 +88,12 @@ declare module 'fastify' {
 export interface GateOptions {
   /** Requests count against the rate limits and quota (false: authentication only, MCP protocol messages). */
   limited: boolean;
+  /**
+   * Where a request of this scope presents its key (default `presentedKey`: the Authorization and
+   * X-Api-Key headers). A scope for clients that cannot send those (a key in the base URL, HTTP
+   * Basic auth) reads them too.
+   */
+  presented?: (request: FastifyRequest) => string | null;
 }
 
 export interface ApiGate {
@@ -138,7 +144,8 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
     reply: FastifyReply,
     options: GateOptions,
   ): Promise<FastifyReply | undefined> {
-    const identity: Identity = authenticator.identify(presentedKey(request.headers));
+    const presented = options.presented ? options.presented(request) : presentedKey(request.headers);
+    const identity: Identity = authenticator.identify(presented);
     if (identity.kind === 'not-provided') return refuse(request, reply, 'unauthenticated', 401, NOT_PROVIDED);
     if (identity.kind === 'invalid') return refuse(request, reply, 'unauthenticated', 401, INVALID_KEY);
     if (identity.kind === 'disabled') return refuse(request, reply, 'forbidden', 403, USER_DISABLED);
