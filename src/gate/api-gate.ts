@@ -132,6 +132,9 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
     await changes.close();
   });
 
+  /** The latest admission failed for want of the database. */
+  let databaseAway = false;
+
   const refuse = (request: FastifyRequest, reply: FastifyReply, why: GateRefusal, status: number, detail: string) => {
     request.gateRefusal = why;
     if (status === 401) reply.header('WWW-Authenticate', 'Api-Key');
@@ -168,9 +171,15 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
         units: plan.units,
       });
     } catch (err) {
-      request.log.warn({ err }, 'the API gate could not reach the database');
+      // Once per outage, not once per refused request.
+      if (!databaseAway) request.log.warn({ err }, 'the API gate cannot reach the database: answering 503');
+      databaseAway = true;
       reply.header('Retry-After', UNAVAILABLE_RETRY_AFTER);
       return refuse(request, reply, 'unavailable', 503, UNAVAILABLE);
+    }
+    if (databaseAway) {
+      databaseAway = false;
+      request.log.info('the API gate reaches the database again');
     }
     if (identity.kind === 'unknown') authenticator.remember(identity, decided.row ?? null);
 
