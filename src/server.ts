@@ -1,5 +1,3 @@
-// First: before the server allocates much (tick-shape.ts says why).
-import './tick-shape.js';
 import cluster from 'node:cluster';
 import closeWithGrace from 'close-with-grace';
 import type pino from 'pino';
