@@ -14,7 +14,7 @@ import { type Config, ConfigError, loadConfig } from './config/index.js';
 import { resolveSecretKey } from './config/secret-key.js';
 import type { openDatabase } from './db/index.js';
 import { createLifecycle } from './lifecycle.js';
-import { createLogger, writeLogNow } from './logging.js';
+import { createLogger } from './logging.js';
 import { shutdown } from './shutdown.js';
 
 /*
@@ -107,9 +107,9 @@ async function runInstance(
     if (closing) return;
     await app.listen({ port: config.PORT, host: config.HOST });
     log.info({ ms: Date.now() - started }, worker ? 'worker ready' : 'ready');
-    writeLogNow(log);
   } catch (err) {
-    log.error(err instanceof Error ? err.message : err);
+    // fatal: pino writes it at once, before the exit below.
+    log.fatal(err instanceof Error ? err.message : err);
     await db?.close().catch(() => {});
     process.exit(1);
   }
