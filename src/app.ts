@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import Fastify, {
   type FastifyBaseLogger,
@@ -17,9 +18,7 @@ import { registerWebSessions } from './auth/web-session.js';
 import type { Peers } from './cluster.js';
 import { type Lifecycle, createLifecycle } from './lifecycle.js';
 import { loggerOptions } from './logging.js';
-import { createTurnBatch } from './turn-batch.js';
 import { lazySchemaController } from './lazy-schema-compilers.js';
-import { createRequestIds } from './request-id.js';
 import { alertsPlugin } from './alerts/plugin.js';
 import { loadMcpSdk, mcpRoutes, prepareMcpTools } from './mcp/plugin.js';
 import { loadSanitizer } from './providers/stackexchange/sanitize.js';
@@ -79,7 +78,6 @@ class RequestLog extends LogController {
 
 /** Builds the whole application from a config object. Never listens. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
-  const newRequestId = createRequestIds();
   const app = Fastify<http.Server>({
     ...(deps.logger
       ? { loggerInstance: deps.logger }
@@ -93,7 +91,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     logController: new RequestLog(),
     genReqId(req) {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newRequestId();
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     // `/up` is answered by the HTTP server itself, before Fastify's routing and hooks.
     serverFactory(handler: http.RequestListener) {
@@ -160,18 +158,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('preClose', async () => {
     closing = true;
   });
-  // Responses are written together at the end of the event loop's turn (turn-batch.ts says why).
-  const atTurnEnd = createTurnBatch((err) => app.log.error({ err }, 'writing a response failed'));
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('Connection', 'close');
-    atTurnEnd(() => {
-      // What the rest of the send throws goes to the error handler, as it would from within the hook.
-      try {
-        done(null, payload);
-      } catch (err) {
-        done(err as Error);
-      }
-    });
+    done(null, payload);
   });
 
   app.addHook('onClose', async () => {
