@@ -21,7 +21,7 @@ import { MATH_VOCABULARY } from './vocabulary.js';
  * result fits a double needs, and little enough that the worst an expression can make the
  * evaluator do leaves the event loop free again quickly (bench/math-work.ts measures it).
  */
-const WORK_LIMIT = 2_000_000;
+const WORK_LIMIT = 1_000_000;
 
 export const MATH_LIMITS = {
   tokens: 300,
