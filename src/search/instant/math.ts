@@ -204,7 +204,7 @@ function gcd(a: Int, b: Int, work: Work): Int {
   return int(x);
 }
 
-const unary = (f: (x: number) => number) => (args: Value[], _work?: Work) => {
+const unary = (f: (x: number) => number) => (args: Value[]) => {
   if (args.length !== 1) throw new MathError('wrong number of arguments');
   return float(f(num(args[0]!)));
 };
