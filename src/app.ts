@@ -14,6 +14,7 @@ import fastifyFormbody from '@fastify/formbody';
 import fastifyHelmet from '@fastify/helmet';
 import type pg from 'pg';
 import type { Config } from './config/index.js';
+import { proxyTrust } from './config/trust-proxy.js';
 import { registerWebSessions } from './auth/web-session.js';
 import type { Peers } from './cluster.js';
 import { type Lifecycle, createLifecycle } from './lifecycle.js';
@@ -85,8 +86,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...(deps.logger
       ? { loggerInstance: deps.logger }
       : { logger: deps.logger === false ? false : loggerOptions(config) }),
-    // A hop count is valid at run time; the type only lists the other forms.
-    trustProxy: config.TRUST_PROXY as boolean | string,
+    // Every form as a function of (address, hop): what each means is Sift's, not the library's reading.
+    trustProxy: proxyTrust(config.TRUST_PROXY),
     bodyLimit: 256 * 1024,
     return503OnClosing: true,
     // Ajv and fast-json-stringify only if a route ever declares a Fastify schema (lazy-schema-compilers.ts).
