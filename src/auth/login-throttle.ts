@@ -3,7 +3,7 @@ import type pg from 'pg';
 
 /*
  * Slows down password guessing on the sign-in form. Each attempt is counted BEFORE its password is
- * checked, in one database call that either takes it or says how long to wait (migration 0012), so
+ * checked, in one database call that either takes it or says how long to wait (migration 0011), so
  * guesses sent in parallel cost what the same guesses cost one after another.
  *
  * Counted per client (its address; an IPv6 client by its /64, the network one host usually holds)
