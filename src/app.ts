@@ -33,6 +33,7 @@ import { healthRoutes } from './routes/health.js';
 import { statusPage } from './routes/status-page.js';
 import { accountPages } from './routes/web/index.js';
 import { PAGE_SECURITY_HEADERS } from './routes/web/security-headers.js';
+import { registerPageErrors } from './routes/web/page-errors.js';
 import { createSearchCache } from './providers/cache.js';
 import { createApiGate } from './gate/api-gate.js';
 import { answerUp, isUpPath } from './routes/up.js';
@@ -99,10 +100,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
     // `/up` is answered by the HTTP server itself, before Fastify's routing and hooks.
     serverFactory(handler: http.RequestListener) {
-      return http.createServer((req, res) => {
+      // A client gets REQUEST_TIMEOUT_SECONDS to send its headers and body (a slow one is cut with a
+      // 408), and a process holds at most MAX_CONNECTIONS: slow or idle clients cannot exhaust it.
+      const requestTimeout = config.REQUEST_TIMEOUT_SECONDS * 1000;
+      // Node checks the limits on this interval, so it is a fraction of the limit.
+      const connectionsCheckingInterval = Math.min(30_000, Math.max(250, requestTimeout / 4));
+      const options = { requestTimeout, headersTimeout: requestTimeout, connectionsCheckingInterval };
+      const server = http.createServer(options, (req, res) => {
         if (isUpPath(req.url)) return answerUp(req, res);
         handler(req, res);
       });
+      server.maxConnections = config.MAX_CONNECTIONS;
+      return server;
     },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     // Requests node's parser refuses get a JSON 4xx too (see client-error.ts).
@@ -217,6 +226,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // The web pages, in their own context: only they pay for security headers, cookies, sessions and CSRF.
   await app.register(async (web) => {
     await web.register(fastifyHelmet, PAGE_SECURITY_HEADERS);
+    registerPageErrors(web);
     await registerWebSessions(web);
     await statusPage(web);
     await accountPages(web);

@@ -212,6 +212,8 @@ export const envSchema = z.object({
   }),
   TRUST_PROXY: trustProxy,
   SHUTDOWN_TIMEOUT_MS: int(10000, 0, 600000),
+  REQUEST_TIMEOUT_SECONDS: int(30, 1, 3600),
+  MAX_CONNECTIONS: int(10000, 1, 1_000_000),
   // auto (the default): one per core this process may use (config/cores.ts).
   WORKERS: int('auto', 1, 64, { auto: () => Math.min(64, usableCores()) }),
   CORS_ORIGINS: origins(),
