@@ -15,7 +15,7 @@ import fastifyHelmet from '@fastify/helmet';
 import type pg from 'pg';
 import type { Config } from './config/index.js';
 import { proxyTrust } from './config/trust-proxy.js';
-import { registerWebSessions } from './auth/web-session.js';
+import { registerWebSessions } from './routes/web/web-session.js';
 import type { Peers } from './cluster.js';
 import { type Lifecycle, createLifecycle } from './lifecycle.js';
 import { loggerOptions } from './logging.js';

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { homePath, pageContext, sessionUser } from '../../auth/guard.js';
+import { homePath, pageContext, sessionUser } from './guard.js';
 import { type LoginThrottle, createLoginThrottle } from '../../auth/login-throttle.js';
 import { verifyPassword } from '../../auth/passwords.js';
 import { findCredentials, recordLogin } from '../../auth/users.js';

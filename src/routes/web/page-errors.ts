@@ -16,7 +16,10 @@ export function isDatabaseUnreachable(error: unknown): boolean {
   ) {
     return true;
   }
-  return typeof e?.message === 'string' && /timeout exceeded|Query read timeout|Connection terminated|connection refused|ECONN/i.test(e.message);
+  return (
+    typeof e?.message === 'string' &&
+    /timeout exceeded|Query read timeout|Connection terminated|connection refused|ECONN/i.test(e.message)
+  );
 }
 
 export function registerPageErrors(web: FastifyInstance): void {
