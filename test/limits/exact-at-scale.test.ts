@@ -167,4 +167,35 @@ describe('two instances of two workers each, one database', () => {
       await stopAll(instances);
     }
   });
+
+  it('keep every answered search counted when a worker is killed outright', { timeout: 120_000 }, async () => {
+    const instance = await startInstance({ API_THROTTLE_BURST: '100000/min' });
+    try {
+      const key = await newKey();
+      const statuses = await inParallel(40, 8, async (i) => {
+        const res = await fetch(`${instance.base}/api/v1/instant/?q=${i}%2B3`, {
+          headers: { authorization: `Api-Key ${key}`, connection: 'close' },
+        });
+        await res.arrayBuffer();
+        return res.status;
+      });
+      expect(tally(statuses)).toEqual({ 200: 40 });
+      // Every process of the instance, primary included, killed without a chance to write anything.
+      const { execFileSync } = await import('node:child_process');
+      const pids = execFileSync('pgrep', ['-P', String(instance.child.pid)], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean)
+        .map(Number);
+      for (const pid of [...pids, instance.child.pid!]) process.kill(pid, 'SIGKILL');
+      await instance.exited;
+      const { rows } = await db.pool.query<{ searches: string }>(
+        `SELECT u.searches FROM usage_monthly u JOIN api_keys k ON k.user_id = u.user_id
+          WHERE k.prefix = $1 AND u.month = date_trunc('month', now() AT TIME ZONE 'UTC')::date`,
+        [key.slice(7, 15)],
+      );
+      expect(Number(rows[0]?.searches)).toBe(40);
+    } finally {
+      await stopAll([instance]);
+    }
+  });
 });
