@@ -18,6 +18,10 @@ export interface FixtureResult {
   sitelinks?: { title: string; url: string }[];
   /** Staan `display_url`. */
   displayUrl?: string;
+  /** Mojeek: hidden by safe=1. */
+  adult?: boolean;
+  /** Mojeek: the page's language (lb prefers it; default en). */
+  language?: string;
 }
 
 export type Fixtures = Record<string, FixtureResult[]>;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { MediaQuery, VideoResult } from '../../contracts/search.js';
 import { earliestFor, MEDIA_LANGUAGES } from '../freshness.js';
-import { body, list, text } from '../tolerant.js';
+import { body, line, list, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
 
 /*
@@ -14,21 +14,29 @@ import type { ProviderCall } from '../types.js';
  * startDate is rounded down to the minute, so the same dated search within a
  * minute is one upstream request (and one cache entry), not one per millisecond.
  *
- * Response data[]: title <- name, url, hostname <- the third "/"-segment of
- * the url, thumbnail <- thumbnailUrl (previewUrl when absent, as upstreams.md
- * advises), duration <- seconds as "M:SS" or "H:MM:SS" ("" for 0 or missing),
- * age <- publishedAt as "January 05, 2024" (its own calendar date; "" when
- * unparsable), source "PeerTube". Videos without a url are dropped.
+ * Response data[] (PeerTube's REST API reference, VideosSearch /
+ * Video; SearXNG's peertube/sepiasearch engine reads the same fields): title
+ * <- name, url, hostname <- the third "/"-segment of the url, thumbnail <-
+ * thumbnailUrl, else previewUrl, else thumbnailPath or previewPath: a plain
+ * PeerTube instance (which SEPIA_BASE_URL may point at) sends only these
+ * paths, relative to its own origin ("/lazy-static/thumbnails/…"), so they
+ * are joined to the origin of SEPIA_BASE_URL; duration <- seconds as "M:SS"
+ * or "H:MM:SS" ("" for 0 or missing), age <- publishedAt as "January 05,
+ * 2024" (its own calendar date; "" when unparsable), source "PeerTube".
+ * Whitespace runs in titles become one space. Videos without a url are
+ * dropped.
  */
 
 export const SEPIA_PER_PAGE = 10;
 export const SEPIA_SOURCE = 'PeerTube';
 
 const video = z.object({
-  name: text,
+  name: line,
   url: text,
   thumbnailUrl: text,
   previewUrl: text,
+  thumbnailPath: text,
+  previewPath: text,
   duration: text,
   publishedAt: text,
 });
@@ -91,10 +99,35 @@ export function sepiaParams(query: MediaQuery, now: Date): URLSearchParams {
   return params;
 }
 
-export function parseSepia(json: unknown): VideoResult[] {
+/** The origin of a base URL ('' when it is not an http(s) URL). */
+function originOf(baseUrl: string): string {
+  try {
+    const u = new URL(baseUrl);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.origin : '';
+  } catch {
+    return '';
+  }
+}
+
+/** A path an instance sends relative to itself, as an absolute URL on `origin` ('' without either). */
+export function joinToOrigin(origin: string, path: string): string {
+  if (!path) return '';
+  if (/^https?:\/\//i.test(path)) return path;
+  if (!origin || !path.startsWith('/') || path.startsWith('//')) return '';
+  return `${origin}${path}`;
+}
+
+/** `baseUrl` is SEPIA_BASE_URL: relative thumbnail paths are resolved against its origin. */
+export function parseSepia(json: unknown, baseUrl = ''): VideoResult[] {
   const out: VideoResult[] = [];
+  let origin: string | undefined;
   for (const v of schema.parse(json).data) {
     if (!v.url) continue;
+    let thumbnail = v.thumbnailUrl || v.previewUrl;
+    if (!thumbnail && (v.thumbnailPath || v.previewPath)) {
+      origin ??= originOf(baseUrl);
+      thumbnail = joinToOrigin(origin, v.thumbnailPath) || joinToOrigin(origin, v.previewPath);
+    }
     out.push({
       title: v.name,
       url: v.url,
@@ -102,7 +135,7 @@ export function parseSepia(json: unknown): VideoResult[] {
       source: SEPIA_SOURCE,
       duration: formatDuration(v.duration),
       hostname: urlSegmentHost(v.url),
-      thumbnail: v.thumbnailUrl || v.previewUrl,
+      thumbnail,
     });
   }
   return out;
@@ -116,6 +149,6 @@ export function sepiaVideosCall(
   return {
     provider: 'provider_06',
     request: { method: 'GET', url: `${config.SEPIA_BASE_URL}/search/videos?${sepiaParams(query, now)}` },
-    parse: parseSepia,
+    parse: (json) => parseSepia(json, config.SEPIA_BASE_URL),
   };
 }
