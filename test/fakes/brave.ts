@@ -51,6 +51,8 @@ export interface BraveFake extends FakeServer {
   failWith(failure: BraveFailure | null): void;
   /** Pins the raw result objects of images, news or videos for `q` (all pages). */
   setMediaResults(endpoint: MediaEndpoint, q: string, results: Record<string, unknown>[]): void;
+  /** Narrows the search_lang values accepted (as when Brave drops one from its list), or back to Brave's with null. */
+  acceptSearchLangs(langs: Iterable<string> | null): void;
   /** Requests received on one endpoint (`web`, `images`, `news`, `videos`, `suggest`). */
   requestsTo(endpoint: 'web' | 'images' | 'news' | 'videos' | 'suggest'): FakeRequest[];
 }
@@ -83,9 +85,11 @@ function enumError(param: string, input: string, expected: string): FakeReply {
 }
 
 /** The 422 Brave answers for a search_lang or country outside its lists, or null. */
-function localeError(req: FakeRequest): FakeReply | null {
+function localeError(req: FakeRequest, langs: ReadonlySet<string>): FakeReply | null {
   const lang = req.query.get('search_lang');
-  if (lang !== null && !BRAVE_SEARCH_LANGS.has(lang)) return enumError('search_lang', lang, SEARCH_LANG_EXPECTED);
+  if (lang !== null && !langs.has(lang)) {
+    return enumError('search_lang', lang, langs === BRAVE_SEARCH_LANGS ? SEARCH_LANG_EXPECTED : enumMessage(langs));
+  }
   const country = req.query.get('country');
   if (country !== null && country.toUpperCase() !== 'ALL' && !BRAVE_COUNTRIES.has(country.toUpperCase())) {
     return enumError('country', country, COUNTRY_EXPECTED);
@@ -203,6 +207,7 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
   const altered = new Map<string, string | null>();
   const suggestions = new Map<string, string[]>();
   let forced: BraveFailure | null = null;
+  let searchLangs: ReadonlySet<string> = BRAVE_SEARCH_LANGS;
   const media = new Map<string, Record<string, unknown>[]>();
   const pinnedMedia = (endpoint: MediaEndpoint, q: string) => media.get(`${endpoint} ${q}`);
 
@@ -258,7 +263,7 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
         ctx: { max_length: 400 },
       });
     }
-    return localeError(req);
+    return localeError(req, searchLangs);
   }
 
   function queryBlock(q: string) {
@@ -449,6 +454,9 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
     },
     failWith: (failure: BraveFailure | null) => {
       forced = failure;
+    },
+    acceptSearchLangs: (langs: Iterable<string> | null) => {
+      searchLangs = langs === null ? BRAVE_SEARCH_LANGS : new Set(langs);
     },
     requestsTo: (endpoint: 'web' | 'images' | 'news' | 'videos' | 'suggest') =>
       fake.requests.filter((r) => r.path === `/res/v1/${endpoint}/search`),
