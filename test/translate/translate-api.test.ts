@@ -330,11 +330,12 @@ describe('translation unavailable', () => {
   it("answers the spec's 503 for a language the backend lacks, never recording the backend as failing", async () => {
     expect((await getTranslate({ q: 'hello world', target: 'de' })).status).toBe(200);
     expect(await healthRow()).toMatchObject({ ok: true });
-    for (const params of [
+    const refused: Record<string, string>[] = [
       { q: 'hello world', target: 'zz' },
       { q: 'hello world', target: 'zz' },
       { q: 'bonjour', source: 'yy', target: 'de' },
-    ]) {
+    ];
+    for (const params of refused) {
       expect(await getTranslate(params)).toMatchObject({ status: 503, body: UNAVAILABLE });
     }
     expect(translations()).toHaveLength(4);

@@ -17,6 +17,10 @@ import type { ProviderCall } from '../types.js';
  *    (redirect pages answer 30x to their target: followed)
  *    -> type (only "standard" makes a card), title, description, extract,
  *    content_urls.desktop.page, originalimage / thumbnail, wikibase_item.
+ *
+ * Sources: MediaWiki Action API documentation (list=search, error format) and
+ * the Wikimedia REST API reference (page/summary); SearXNG's wikipedia engine
+ * reads the same summary fields.
  */
 
 export const WIKIPEDIA_SEARCH_LIMIT = 5;

@@ -21,6 +21,10 @@ import type { ProviderCall } from '../types.js';
  * > 30 days), "N days ago" (> 0 days), "N hours ago" (> 3600 s), "N minutes
  * ago" (> 60 s), else "just now" (also for a date in the future); "" when
  * unparsable. Articles without a url are dropped.
+ *
+ * Sources: World News API documentation (Search News: parameter names
+ * hyphenated over HTTP, as its generated SDKs write them with underscores; the
+ * news[] fields).
  */
 
 export const WORLDNEWS_PER_PAGE = 10;
