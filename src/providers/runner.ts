@@ -169,24 +169,12 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
         throw refused;
       }
       const failure = asUpstreamError(provider, err);
-      deps.recorder.record({
-        provider,
-        ok: false,
-        error: failure.message,
-        latencyMs: performance.now() - started,
-        source,
-      });
+      deps.recorder.record({ provider, ok: false, error: failure.message, latencyMs: performance.now() - started, source });
       deps.onCall?.(provider, source, failure.kind, (performance.now() - started) / 1000);
       // Probes run whatever the suspensions say, and their failures do not extend them.
       if (source === 'query') deps.suspensions?.failed(failure);
       deps.log?.warn(
-        {
-          provider,
-          kind: failure.kind,
-          status: failure.status,
-          url: safeUrl(call.request.url),
-          error: failure.message,
-        },
+        { provider, kind: failure.kind, status: failure.status, url: safeUrl(call.request.url), error: failure.message },
         'upstream call failed',
       );
       throw failure;
@@ -205,11 +193,11 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
     }
     if (!refusal) return null;
     if (refusal.cause === 'mapping') noteMappingRefusal(call, refusal, err.status);
-    const what = refusal.cause === 'caller' ? 'the request' : 'a value Sift derived for';
+    const what = refusal.cause === 'caller' ? "the caller's" : 'the value Sift derived from';
     return new UpstreamError(
       call.provider,
       'refused',
-      `HTTP ${err.status}: the upstream refused ${what} \`${refusal.parameter}\` (its \`${refusal.upstreamParameter}\`)`,
+      `HTTP ${err.status}: the upstream refused ${what} \`${refusal.parameter}\` (as its \`${refusal.upstreamParameter}\`)`,
       err.status,
       undefined,
       refusal,
@@ -235,7 +223,11 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
   }
 
   /** Serves `fetch` through the cache when the task's TTL allows. */
-  function cached<T>(task: ProviderTask<T>, key: () => string, fetch: () => Promise<T>): Promise<T> {
+  function cached<T>(
+    task: ProviderTask<T>,
+    key: () => string,
+    fetch: () => Promise<T>,
+  ): Promise<T> {
     const ttl = task.cacheTtlMs ?? deps.providers.cacheTtlMs(task.provider);
     if (!deps.cache || ttl <= 0) return fetch();
     const size = task.size ? (v: T) => task.size!(v) : estimateBytes;
@@ -280,11 +272,7 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
       const key = () => mask(`${task.provider} flow ${task.key}`);
       return cached(task, key, () => unlessSuspended(task.provider, () => runFlow(task, signal)));
     }
-    return cached(
-      task,
-      () => callKey(task),
-      () => unlessSuspended(task.provider, () => callAs(task, 'query', signal)),
-    );
+    return cached(task, () => callKey(task), () => unlessSuspended(task.provider, () => callAs(task, 'query', signal)));
   }
 
   async function gather<T>(tasks: readonly ProviderTask<T>[], options: GatherOptions = {}): Promise<Gathered<T>[]> {
