@@ -303,7 +303,7 @@ describe('Pixabay adapter', () => {
     expect(parsePixabay({ total: 0, totalHits: 0, hits: [] })).toEqual([]);
   });
 
-  it('asks for the page itself, 10 per page, with the key, safe search as a boolean and one of seven languages', () => {
+  it("asks for the page itself, 10 per page, with the key, safe search as a boolean and a language of Pixabay's list", () => {
     const call = pixabayImagesCall(query({ page: 7, lang: 'pt', safe: false }), config)!;
     expect(call.provider).toBe('provider_05');
     expect(call.request.url.startsWith('https://pixabay.com/api/?')).toBe(true);
@@ -316,7 +316,9 @@ describe('Pixabay adapter', () => {
       safesearch: 'false',
       lang: 'pt',
     });
-    expect(params(pixabayImagesCall(query({ lang: 'ja' }), config)!.request.url)).not.toHaveProperty('lang');
+    expect(params(pixabayImagesCall(query({ lang: 'ja' }), config)!.request.url).lang).toBe('ja');
+    expect(params(pixabayImagesCall(query({ lang: 'pt-BR' }), config)!.request.url).lang).toBe('pt');
+    expect(params(pixabayImagesCall(query({ lang: 'ar' }), config)!.request.url)).not.toHaveProperty('lang');
     expect(params(pixabayImagesCall(query(), config)!.request.url).safesearch).toBe('true');
   });
 
@@ -464,6 +466,8 @@ describe('Sepia adapter', () => {
       'languageOneOf[]': 'it',
       startDate: '2025-11-14T12:34:00.000Z',
     });
+    const regional = params(sepiaVideosCall(query({ lang: 'it-CH' }), config, now).request.url);
+    expect(regional['languageOneOf[]']).toBe('it');
     const off = params(sepiaVideosCall(query({ safe: false, lang: 'sv' }), config, now).request.url);
     expect(off).toEqual({ search: 'northern lights', start: '0', count: '10', sort: '-match', nsfw: 'both' });
     const windows = { d: '2025-11-20', m: '2025-10-22', y: '2024-11-21' } as const;

@@ -1,4 +1,5 @@
 import type { DateFilter } from '../../contracts/search.js';
+import { langParts } from '../language.js';
 import type { Refusal } from '../types.js';
 
 /*
@@ -140,18 +141,6 @@ export const BRAVE_COUNTRY: Readonly<Record<string, string>> = {
   pt: 'PT',
   nl: 'NL',
 };
-
-/** A language tag's parts: `zh-hant-tw` -> zh, hant, tw; `pt_BR` -> pt, '', br (lower case). */
-export function langParts(lang: string): { language: string; script: string; region: string } {
-  const [language = '', ...rest] = lang.toLowerCase().split(/[-_]/);
-  let script = '';
-  let region = '';
-  for (const part of rest) {
-    if (!script && /^[a-z]{4}$/.test(part)) script = part;
-    else if (!region && /^(?:[a-z]{2}|\d{3})$/.test(part)) region = part;
-  }
-  return { language, script, region };
-}
 
 const TRADITIONAL_CHINESE_REGIONS: ReadonlySet<string> = new Set(['tw', 'hk', 'mo']);
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { ImageResult, MediaQuery } from '../../contracts/search.js';
-import { MEDIA_LANGUAGES } from '../freshness.js';
+import { primaryLanguage } from '../language.js';
 import { netloc } from '../netloc.js';
 import { body, list, text } from '../tolerant.js';
 import type { ProviderCall, Refusal } from '../types.js';
@@ -9,7 +9,8 @@ import type { ProviderCall, Refusal } from '../types.js';
 /*
  * Pixabay image search (provider_05): GET {PIXABAY_BASE_URL}/?key=<key>
  * &q=&page=<page>&per_page=10&image_type=all&safesearch=true|false
- * (+ lang=<lang> for en, fr, de, es, it, pt, nl). No date filter. The key
+ * (+ lang=<the language of lang> when Pixabay lists it: PIXABAY_LANGUAGES,
+ * from Pixabay's API documentation; `pt-br` asks in pt). No date filter. The key
  * travels in the query string: the runner masks it out of cache keys, errors
  * and logs.
  *
@@ -32,6 +33,36 @@ import type { ProviderCall, Refusal } from '../types.js';
  */
 
 export const PIXABAY_PER_PAGE = 10;
+
+/** Pixabay's `lang` values (its API documentation's list); any other language is not sent (Pixabay then uses en). */
+export const PIXABAY_LANGUAGES: ReadonlySet<string> = new Set([
+  'cs',
+  'da',
+  'de',
+  'en',
+  'es',
+  'fr',
+  'id',
+  'it',
+  'hu',
+  'nl',
+  'no',
+  'pl',
+  'pt',
+  'ro',
+  'sk',
+  'fi',
+  'sv',
+  'tr',
+  'vi',
+  'th',
+  'bg',
+  'ru',
+  'el',
+  'ja',
+  'ko',
+  'zh',
+]);
 export const PIXABAY_MAX_QUERY_LENGTH = 100;
 
 const hit = z.object({ tags: text, pageURL: text, webformatURL: text, previewURL: text });
@@ -48,7 +79,8 @@ export function pixabayParams(query: MediaQuery, key: string): URLSearchParams {
     image_type: 'all',
     safesearch: query.safe ? 'true' : 'false',
   });
-  if (MEDIA_LANGUAGES.has(query.lang)) params.set('lang', query.lang);
+  const language = primaryLanguage(query.lang);
+  if (PIXABAY_LANGUAGES.has(language)) params.set('lang', language);
   return params;
 }
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { MediaQuery, VideoResult } from '../../contracts/search.js';
 import { earliestFor, MEDIA_LANGUAGES } from '../freshness.js';
+import { primaryLanguage } from '../language.js';
 import { body, line, list, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
 
@@ -90,7 +91,8 @@ export function sepiaParams(query: MediaQuery, now: Date): URLSearchParams {
     sort: '-match',
     nsfw: query.safe ? 'false' : 'both',
   });
-  if (MEDIA_LANGUAGES.has(query.lang)) params.set('languageOneOf[]', query.lang);
+  const language = primaryLanguage(query.lang);
+  if (MEDIA_LANGUAGES.has(language)) params.set('languageOneOf[]', language);
   const earliest = earliestFor(query.date, now);
   if (earliest) {
     earliest.setUTCSeconds(0, 0);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { MediaQuery, NewsResult } from '../../contracts/search.js';
 import { earliestFor, MEDIA_LANGUAGES } from '../freshness.js';
+import { primaryLanguage } from '../language.js';
 import { body, list, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
 
@@ -98,7 +99,8 @@ export function worldNewsParams(query: MediaQuery, now: Date): URLSearchParams {
     sort: 'publish-time',
     'sort-direction': 'DESC',
   });
-  if (MEDIA_LANGUAGES.has(query.lang)) params.set('language', query.lang);
+  const language = primaryLanguage(query.lang);
+  if (MEDIA_LANGUAGES.has(language)) params.set('language', language);
   const earliest = earliestFor(query.date, now);
   if (earliest) params.set('earliest-publish-date', worldNewsDate(earliest));
   return params;
