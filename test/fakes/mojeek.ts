@@ -66,7 +66,7 @@ export async function startMojeekFake(options: MojeekFakeOptions = {}): Promise<
     const start = Math.max(1, intParam(req.query.get('s'), 1));
     const per = intParam(req.query.get('t'), 10);
     const now = Math.floor(Date.now() / 1000);
-    const dated = book.slice(q, 0, 1000).map((r, i) => ({ r, date: now - 86400 * (i + 1) }));
+    const dated = book.slice(q, 0, 1000).map((r, i) => ({ r, date: r.date ?? now - 86400 * (i + 1) }));
     const earliest = sinceSeconds(req.query.get('since'), now);
     const lb = (req.query.get('lb') ?? '').toUpperCase();
     let kept = dated.filter(({ r, date }) => date >= earliest && !(req.query.get('safe') === '1' && r.adult));

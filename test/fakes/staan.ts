@@ -86,7 +86,7 @@ export async function startStaanFake(options: StaanFakeOptions = {}): Promise<St
         hostname,
         display_url: r.displayUrl ?? `${hostname.replace(/^www\./, '')}${path ? ` › ${path}` : ''}`,
         ...(r.favicon ? { favicon_url: r.favicon } : {}),
-        published_date: '2025-03-14',
+        published_date: r.publishedDate ?? '2025-03-14',
         extra_snippets: [{ chunk: r.description ?? '', score: 0.82 }],
       };
     });

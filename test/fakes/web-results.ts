@@ -18,6 +18,10 @@ export interface FixtureResult {
   sitelinks?: { title: string; url: string }[];
   /** Staan `display_url`. */
   displayUrl?: string;
+  /** Mojeek: the result's date, Unix seconds (default: a day older than the result before it). */
+  date?: number;
+  /** Staan: published_date (default "2025-03-14"). */
+  publishedDate?: string;
   /** Mojeek: hidden by safe=1. */
   adult?: boolean;
   /** Mojeek: the page's language (lb prefers it; default en). */

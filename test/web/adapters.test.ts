@@ -224,6 +224,21 @@ describe('Mojeek adapter', () => {
     expect(params(mojeekCall(query({ lang: 'x-klingon' }), config, now).request.url)).not.toHaveProperty('lb');
   });
 
+  it("writes a result's date (Unix seconds) as its age, and none for anything else", () => {
+    const slice = parseMojeek({
+      response: {
+        status: 'OK',
+        results: [
+          { url: 'https://a.example/', date: 1700000000 },
+          { url: 'https://b.example/', date: '1700000000' },
+          { url: 'https://c.example/', date: 'yesterday' },
+          { url: 'https://d.example/' },
+        ],
+      },
+    });
+    expect(slice.results.map((r) => r.age)).toEqual(['November 14, 2023', 'November 14, 2023', '', '']);
+  });
+
   it('treats any response.status other than "OK" as a failure, even in a 200 answer', () => {
     expect(() => parseMojeek({ response: { status: 'ERROR: Daily Limit Reached' } })).toThrow(/Daily Limit Reached/);
     expect(() => parseMojeek({ response: {} })).toThrow();
@@ -325,6 +340,11 @@ describe('Staan adapter', () => {
     expect(staanAccepts({ q: 'é'.repeat(400), page: 1 })).toBe(true);
     expect(staanAccepts({ q: '😀'.repeat(400), page: 1 })).toBe(true);
     expect(staanAccepts({ q: 'x'.repeat(401), page: 1 })).toBe(false);
+  });
+
+  it('writes published_date as the age', () => {
+    const slice = parseStaan({ web: { results: [{ url: 'https://s.example/a', published_date: '2025-03-04' }] } });
+    expect(slice.results[0]!.age).toBe('March 04, 2025');
   });
 
   it('maps snippet, display_url (else hostname) and favicon_url', () => {

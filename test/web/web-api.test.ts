@@ -286,6 +286,7 @@ describe('GET /api/v1/web/ merged results', () => {
         url: 'https://mojeek-only.example/page',
         title: 'Mojeek only',
         description: 'The rust &amp; borow <i>rust</i> trust',
+        date: Date.UTC(2024, 1, 9, 12) / 1000,
       },
       { url: 'https://doc.rust-lang.org/book/', title: 'Mojeek copy', description: 'ignored' },
     ]);
@@ -328,7 +329,8 @@ describe('GET /api/v1/web/ merged results', () => {
           description: 'The <strong>rust</strong> &amp; <strong>borow</strong> <i><strong>rust</strong></i> trust',
           display_url: 'mojeek-only.example',
           favicon_url: '',
-          age: '',
+          // Mojeek's date (Unix seconds), as Sift writes a date.
+          age: 'February 09, 2024',
           source: 'both',
           source_label: 'Mojeek · Staan',
           sitelinks: [],
@@ -339,7 +341,8 @@ describe('GET /api/v1/web/ merged results', () => {
           description: '<strong>Rust</strong>',
           display_url: 'staan-only.example › x',
           favicon_url: 'https://staan.example/fav.ico',
-          age: '',
+          // Staan's published_date.
+          age: 'March 14, 2025',
           source: 'provider_04',
           source_label: 'Staan',
           sitelinks: [],

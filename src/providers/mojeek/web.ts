@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { EngineResult, EngineSlice, WebQuery } from '../../contracts/search.js';
+import { formatUnixDay } from '../dates.js';
 import { netloc } from '../netloc.js';
 import { body, line, list, nested, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
@@ -23,8 +24,10 @@ import type { ProviderCall } from '../types.js';
  *
  * Response (Mojeek's "JSON Response Format" page): response.status "OK", or
  * an error text such as "ERROR: Daily Limit Reached" on an HTTP 200 (a
- * failure even so); response.results[] with url, title, desc. Whitespace runs
- * in titles and descriptions become one space.
+ * failure even so); response.results[] with url, title, desc, and a date
+ * when Mojeek gives one (Unix seconds, as the PyMojeek client reads its
+ * dates; shown as age "Month DD, YYYY"). Whitespace runs in titles and
+ * descriptions become one space.
  */
 
 export const MOJEEK_PAGE_SIZE = 10;
@@ -52,7 +55,7 @@ export function mojeekSince(date: WebQuery['date'], now: Date): string {
 const schema = body({
   response: nested({
     status: text,
-    results: list(z.object({ title: line, url: text, desc: line })),
+    results: list(z.object({ title: line, url: text, desc: line, date: z.unknown().optional() })),
   }),
 });
 
@@ -96,7 +99,7 @@ export function parseMojeek(json: unknown): EngineSlice {
       description: r.desc,
       display_url: netloc(r.url),
       favicon_url: '',
-      age: '',
+      age: formatUnixDay(r.date),
       sitelinks: [],
     });
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { MediaQuery, VideoResult } from '../../contracts/search.js';
+import { formatPublished } from '../dates.js';
 import { earliestFor, MEDIA_LANGUAGES } from '../freshness.js';
 import { primaryLanguage } from '../language.js';
 import { body, line, list, text } from '../tolerant.js';
@@ -28,6 +29,8 @@ import type { ProviderCall } from '../types.js';
  * dropped.
  */
 
+export { formatPublished };
+
 export const SEPIA_PER_PAGE = 10;
 export const SEPIA_SOURCE = 'PeerTube';
 
@@ -54,28 +57,6 @@ export function formatDuration(raw: string): string {
   const hours = Math.floor(minutes / 60);
   const pad = (n: number) => String(n).padStart(2, '0');
   return hours > 0 ? `${hours}:${pad(minutes % 60)}:${pad(secs)}` : `${minutes}:${pad(secs)}`;
-}
-
-/**
- * English month names, from Intl (no table of our own). Made on first use: the process's first
- * Intl.DateTimeFormat sets up ICU's date formatting, some 60 ms that a start need not wait for.
- */
-let monthFormat: Intl.DateTimeFormat | undefined;
-const monthName = (date: Date) =>
-  (monthFormat ??= new Intl.DateTimeFormat('en-US', { month: 'long', timeZone: 'UTC' })).format(date);
-
-const ISO_DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/;
-
-/** An ISO-8601 date(-time) as "Month DD, YYYY" (the calendar date written in it); "" when unparsable. */
-export function formatPublished(iso: string): string {
-  const m = ISO_DATE_TIME.exec(iso.trim());
-  if (!m) return '';
-  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const check = new Date(Date.UTC(year, month - 1, day));
-  if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) return '';
-  if (m[4] !== undefined && (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6] ?? 0) > 59)) return '';
-  return `${monthName(check)} ${String(day).padStart(2, '0')}, ${m[1]}`;
 }
 
 /** The host part of a URL as the original takes it: the third "/"-separated segment. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { EngineResult, EngineSlice, WebQuery } from '../../contracts/search.js';
 import { body, line, list, nested, text } from '../tolerant.js';
+import { formatPublished } from '../dates.js';
 import type { ProviderCall, Refusal } from '../types.js';
 
 /*
@@ -25,8 +26,9 @@ import type { ProviderCall, Refusal } from '../types.js';
  * sent (one client reports any value but 10 refused).
  *
  * Response: web.results[] with title, url, snippet, hostname, display_url
- * ("example.fr › sobriete"), favicon_url when present (display_url and
- * favicon_url seen in one client only: read when there, else hostname).
+ * ("example.fr › sobriete"), favicon_url, published_date ("2025-03-14", as age
+ * "March 14, 2025"). display_url, favicon_url and published_date are seen
+ * in one client only: read when there (display_url else hostname).
  *
  * Refusals: 400 {"statusCode": 400, "error": "Bad Request", "message":
  * ["market must be one of the following values: …"]} (the framework shape
@@ -84,7 +86,15 @@ export function staanRefusal(status: number, body: string, sent: URLSearchParams
 const schema = body({
   web: nested({
     results: list(
-      z.object({ title: line, url: text, snippet: line, display_url: line, hostname: text, favicon_url: text }),
+      z.object({
+        title: line,
+        url: text,
+        snippet: line,
+        display_url: line,
+        hostname: text,
+        favicon_url: text,
+        published_date: text,
+      }),
     ),
   }),
 });
@@ -114,7 +124,7 @@ export function parseStaan(json: unknown): EngineSlice {
       description: r.snippet,
       display_url: r.display_url || r.hostname,
       favicon_url: r.favicon_url,
-      age: '',
+      age: formatPublished(r.published_date),
       sitelinks: [],
     });
   }
