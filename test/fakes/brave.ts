@@ -1,4 +1,3 @@
-import { BRAVE_COUNTRIES, BRAVE_SEARCH_LANGS } from '../../src/providers/brave/common.js';
 import { type FakeReply, type FakeRequest, type FakeServer, startFakeServer } from './fake-server.js';
 import { type Fixtures, type FixtureResult, hostOf, intParam, ResultBook, slugify } from './web-results.js';
 
@@ -10,8 +9,8 @@ import { type Fixtures, type FixtureResult, hostOf, intParam, ResultBook, slugif
  * Brave's rate-limit headers), the paging parameters (web count 1-20,
  * news/videos count 1-50, suggest count 1-20, offset 0-9, images count 1-200
  * and safesearch off|strict) and the fixed lists of search_lang and country
- * (BRAVE_SEARCH_LANGS, BRAVE_COUNTRIES of src/providers/brave/common.ts,
- * from Brave's reference), like the real API: anything else is Brave's 422
+ * (Brave's reference; its own copy, not the adapter's), like the real API:
+ * anything else is Brave's 422
  * VALIDATION "Unable to validate request parameter(s)" with the pydantic
  * error naming the parameter in meta.errors[].loc, as in the bodies quoted in
  * openclaw/openclaw #37260 and #18795. The case of `country` is not checked
@@ -58,6 +57,22 @@ export interface BraveFake extends FakeServer {
 }
 
 let errorCounter = 0;
+
+/*
+ * Brave's own lists (the "codes" pages of its API reference, as Brave's MCP server enumerates
+ * them), kept here apart from the adapter's copy so that the fake checks the adapter.
+ */
+const BRAVE_SEARCH_LANGS: ReadonlySet<string> = new Set(
+  (
+    'ar eu bn bg ca zh-hans zh-hant hr cs da nl en en-gb et fi fr gl de gu he hi hu is it jp kn ko lv lt ms ml mr ' +
+    'nb pl pt-br pt-pt pa ro ru sr sk sl es sv ta te th tr uk vi'
+  ).split(' '),
+);
+const BRAVE_COUNTRIES: ReadonlySet<string> = new Set(
+  'AR AU AT BE BR CA CL DK FI FR DE HK IN ID IT JP KR MY MX NL NZ NO CN PL PT PH RU SA ZA ES SE CH TW TR GB US'.split(
+    ' ',
+  ),
+);
 
 /** pydantic's message for a value outside a list: "Input should be 'a', 'b' or 'c'". */
 function enumMessage(values: Iterable<string>): string {

@@ -1,4 +1,3 @@
-import { STAAN_MARKETS as STAAN_MARKET_SET } from '../../src/providers/staan/web.js';
 import { type FakeReply, type FakeRequest, type FakeServer, startFakeServer } from './fake-server.js';
 import { type Fixtures, type FixtureResult, hostOf, intParam, ResultBook } from './web-results.js';
 
@@ -32,7 +31,21 @@ export interface StaanFake extends FakeServer {
   failWith(failure: StaanFailure | null): void;
 }
 
-export const STAAN_MARKETS = [...STAAN_MARKET_SET];
+/** Staan's markets, as clients list them (its own copy, not the adapter's: the fake checks the adapter). */
+export const STAAN_MARKETS = [
+  'fr-fr',
+  'de-de',
+  'en-us',
+  'en-gb',
+  'en-fr',
+  'en-ca',
+  'en-au',
+  'en-in',
+  'en-ie',
+  'en-nz',
+  'en-za',
+  'en-sg',
+];
 
 const invalidCredentials = (): FakeReply => ({
   status: 401,
