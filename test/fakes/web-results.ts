@@ -81,6 +81,10 @@ export class ResultBook {
   clear(): void {
     this.fixtures.clear();
   }
+  /** Whether `q` has pinned results (else it gets the derived default list). */
+  isPinned(q: string): boolean {
+    return this.fixtures.has(q);
+  }
   /** Results [start, start + count) of the list for `q` (0-based). */
   slice(q: string, start: number, count: number): FixtureResult[] {
     const from = Math.max(0, start);
