@@ -443,6 +443,10 @@ describe('Sepia adapter', () => {
         { name: 'Odd path', url: 'https://tube.example/w/ghi', thumbnailPath: '//evil.example/x.jpg' },
       ],
     };
+    const noUrl = { data: [{ name: 'No url', uuid: '9c9de5e8-0a1e-484a-b099-e80766180a6d' }, { name: 'Nothing' }] };
+    expect(parseSepia(noUrl, 'https://tube.example/api/v1').map((v) => [v.url, v.hostname])).toEqual([
+      ['https://tube.example/videos/watch/9c9de5e8-0a1e-484a-b099-e80766180a6d', 'tube.example'],
+    ]);
     expect(parseSepia(instance, 'https://tube.example/api/v1').map((v) => v.thumbnail)).toEqual([
       'https://tube.example/lazy-static/thumbnails/abc.jpg',
       'https://tube.example/lazy-static/previews/def.jpg',

@@ -14,10 +14,10 @@ import type { ProviderCall } from '../types.js';
  * wrapper and the PyMojeek client send them): q, s (1-based index of the
  * first result: 1, 11, 21, …), t (results per page, default 10), safe
  * (PyMojeek sends safe=0 to turn safe search off; we send 1 or 0), lb with
- * lbb (prefer pages in this language, ISO 639-1 in upper case as the
- * documentation's examples write codes, with a boost of 1-100; the
- * documentation recommends 10 for the matching region boost, rbb, and we use
- * the same), since (day | month | year | YYYYMMDD: `date` d, m and y are the
+ * lbb (prefer pages in this language: the language of `lang` as a two-letter
+ * code in upper case, like the documentation's ISO codes for rb, with a boost
+ * of 1-100; the documentation recommends 10 for the matching region boost,
+ * rbb, and we use the same), since (day | month | year | YYYYMMDD: `date` d, m and y are the
  * first three, a week is the date seven days back), fmt=json, api_key. Mojeek
  * ignores parameters it does not know (our former `results` and `language`
  * were two). The URL carries the key, so it must never be logged.

@@ -25,8 +25,9 @@ import type { ProviderCall } from '../types.js';
  * are joined to the origin of SEPIA_BASE_URL; duration <- seconds as "M:SS"
  * or "H:MM:SS" ("" for 0 or missing), age <- publishedAt as "January 05,
  * 2024" (its own calendar date; "" when unparsable), source "PeerTube".
- * Whitespace runs in titles become one space. Videos without a url are
- * dropped.
+ * Whitespace runs in titles become one space. A video without a url gets the
+ * instance's watch page of its uuid ({origin}/videos/watch/<uuid>, PeerTube's
+ * own route); one with neither is dropped.
  */
 
 export { formatPublished };
@@ -37,6 +38,7 @@ export const SEPIA_SOURCE = 'PeerTube';
 const video = z.object({
   name: line,
   url: text,
+  uuid: text,
   thumbnailUrl: text,
   previewUrl: text,
   thumbnailPath: text,
@@ -82,6 +84,8 @@ export function sepiaParams(query: MediaQuery, now: Date): URLSearchParams {
   return params;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** The origin of a base URL ('' when it is not an http(s) URL). */
 function originOf(baseUrl: string): string {
   try {
@@ -105,7 +109,12 @@ export function parseSepia(json: unknown, baseUrl = ''): VideoResult[] {
   const out: VideoResult[] = [];
   let origin: string | undefined;
   for (const v of schema.parse(json).data) {
-    if (!v.url) continue;
+    let url = v.url;
+    if (!url && UUID.test(v.uuid)) {
+      origin ??= originOf(baseUrl);
+      url = origin ? `${origin}/videos/watch/${v.uuid}` : '';
+    }
+    if (!url) continue;
     let thumbnail = v.thumbnailUrl || v.previewUrl;
     if (!thumbnail && (v.thumbnailPath || v.previewPath)) {
       origin ??= originOf(baseUrl);
@@ -113,11 +122,11 @@ export function parseSepia(json: unknown, baseUrl = ''): VideoResult[] {
     }
     out.push({
       title: v.name,
-      url: v.url,
+      url,
       age: formatPublished(v.publishedAt),
       source: SEPIA_SOURCE,
       duration: formatDuration(v.duration),
-      hostname: urlSegmentHost(v.url),
+      hostname: urlSegmentHost(url),
       thumbnail,
     });
   }
