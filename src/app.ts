@@ -1,24 +1,25 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
+  type FastifyRequest,
   type FastifyServerOptions,
+  LogController,
 } from 'fastify';
 import fastifyCors from '@fastify/cors';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyHelmet from '@fastify/helmet';
 import type pg from 'pg';
 import type { Config } from './config/index.js';
+import { proxyTrust } from './config/trust-proxy.js';
 import { registerWebSessions } from './auth/web-session.js';
 import type { Peers } from './cluster.js';
 import { type Lifecycle, createLifecycle } from './lifecycle.js';
 import { loggerOptions } from './logging.js';
-import { createTurnBatch } from './turn-batch.js';
 import { lazySchemaController } from './lazy-schema-compilers.js';
-import { createRequestIds } from './request-id.js';
-import { lazyRequestLogger, SiftLogController } from './request-log-controller.js';
 import { alertsPlugin } from './alerts/plugin.js';
 import { loadMcpSdk, mcpRoutes, prepareMcpTools } from './mcp/plugin.js';
 import { loadSanitizer } from './providers/stackexchange/sanitize.js';
@@ -33,6 +34,7 @@ import { statusPage } from './routes/status-page.js';
 import { accountPages } from './routes/web/index.js';
 import { PAGE_SECURITY_HEADERS } from './routes/web/security-headers.js';
 import { createSearchCache } from './providers/cache.js';
+import { createApiGate } from './gate/api-gate.js';
 import { answerUp, isUpPath } from './routes/up.js';
 import { answerClientError } from './routes/client-error.js';
 
@@ -43,6 +45,8 @@ export interface AppDeps {
   logger?: FastifyBaseLogger | false;
   /** The other workers of a WORKERS > 1 cluster (cluster.ts); absent in a single process. */
   peers?: Peers;
+  /** The time the API gate decides at (ms since the epoch; tests move it); default the database's clock. */
+  clock?: () => number;
 }
 
 declare module 'fastify' {
@@ -57,25 +61,41 @@ declare module 'fastify' {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
+/**
+ * Fastify's request log, one line per request at its end (method, redacted URL, status, time)
+ * instead of its two, so that a request's line says everything about it; the incoming line and
+ * monitor polls (frequent and uninteresting) at debug.
+ */
+class RequestLog extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
+    // `res` as Fastify's serializer writes it: a logger passed in (the server's) does not have that serializer.
+    const fields = { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime };
+    if (error) reply.log.error({ ...fields, err: error }, 'request errored');
+    else if (request.url.startsWith('/status/health')) reply.log.debug(fields, 'request completed');
+    else reply.log.info(fields, 'request completed');
+  }
+}
+
 /** Builds the whole application from a config object. Never listens. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
-  const newRequestId = createRequestIds();
   const app = Fastify<http.Server>({
     ...(deps.logger
       ? { loggerInstance: deps.logger }
       : { logger: deps.logger === false ? false : loggerOptions(config) }),
-    // A hop count is valid at run time; the type only lists the other forms.
-    trustProxy: config.TRUST_PROXY as boolean | string,
+    // Every form as a function of (address, hop): what each means is Sift's, not the library's reading.
+    trustProxy: proxyTrust(config.TRUST_PROXY),
     bodyLimit: 256 * 1024,
     return503OnClosing: true,
     // Ajv and fast-json-stringify only if a route ever declares a Fastify schema (lazy-schema-compilers.ts).
     schemaController: lazySchemaController() as FastifyServerOptions['schemaController'],
-    logController: new SiftLogController(),
-    // A request's pino child only when something logs through it (request-log-controller.ts).
-    ...(deps.logger === false ? {} : { childLoggerFactory: lazyRequestLogger }),
+    logController: new RequestLog(),
     genReqId(req) {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newRequestId();
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     // `/up` is answered by the HTTP server itself, before Fastify's routing and hooks.
     serverFactory(handler: http.RequestListener) {
@@ -120,9 +140,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         .send('OK');
       return;
     }
-    // Header names in lower case, as Fastify stores them: a name with capitals is lowered into a new
-    // string on every call, which then misses V8's caches on every store and load of the header
-    // (callgrind: about 1,600 instructions a request for these two). The wire is the same.
     reply.header('x-request-id', request.id);
     // The one security header JSON answers need; the pages get the full set from helmet.
     reply.header('x-content-type-options', 'nosniff');
@@ -145,18 +162,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('preClose', async () => {
     closing = true;
   });
-  // Responses are written together at the end of the event loop's turn (turn-batch.ts says why).
-  const atTurnEnd = createTurnBatch((err) => app.log.error({ err }, 'writing a response failed'));
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('Connection', 'close');
-    atTurnEnd(() => {
-      // What the rest of the send throws goes to the error handler, as it would from within the hook.
-      try {
-        done(null, payload);
-      } catch (err) {
-        done(err as Error);
-      }
-    });
+    done(null, payload);
   });
 
   app.addHook('onClose', async () => {
@@ -201,6 +209,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   if (config.ALERT_WEBHOOK_URLS.length > 0) await app.register(alertsPlugin);
   // Called, not registered: one context fewer for Fastify's shared code (routes/api/index.ts says why).
   await healthRoutes(app);
+  // The one gate of every API request (REST, MCP): keys, limits, quota, usage.
+  app.decorate('apiGate', createApiGate(app, deps.clock));
   await app.register(apiRoutes, { prefix: '/api/v1' });
   // MCP for agents: the same keys, limits and usage as /api/v1/ (each tool call is its REST request).
   await app.register(mcpRoutes);

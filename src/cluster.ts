@@ -3,7 +3,6 @@ import closeWithGrace from 'close-with-grace';
 import type pino from 'pino';
 import type { Config } from './config/index.js';
 import type { openDatabase } from './db/index.js';
-import { writeLogNow } from './logging.js';
 
 /*
  * WORKERS > 1: several server processes on one port (node:cluster; the
@@ -97,8 +96,6 @@ export const PEER_ANSWER_MS = 500;
 
 /** The other server processes of this cluster, as one worker sees them. */
 export interface Peers {
-  /** Has every other worker write its buffered usage counts; resolves when they did (at most PEER_ANSWER_MS). */
-  flushUsage(): Promise<void>;
   /** Every other worker's answer to `question` (those that answered within PEER_ANSWER_MS). */
   ask(question: string): Promise<unknown[]>;
   /** Answers the other workers' `question` with what `answerer` returns (null if it throws). */
@@ -107,9 +104,6 @@ export interface Peers {
   tell(topic: string, body: unknown): void;
   hear(topic: string, listener: (body: unknown) => void): void;
 }
-
-/** The question whose answerer writes the worker's usage counts. */
-export const FLUSH_USAGE = 'flush-usage';
 
 const isMessage = <T extends { type: string }>(msg: unknown, type: T['type']): msg is T =>
   typeof msg === 'object' && msg !== null && (msg as { type?: unknown }).type === type;
@@ -180,9 +174,6 @@ export function workerPeers(): Peers {
         waiting.set(id, done);
         send({ type: 'sift:ask', id, question });
       });
-    },
-    async flushUsage() {
-      await peers.ask(FLUSH_USAGE);
     },
     answer(question, answerer) {
       answerers.set(question, answerer);
@@ -329,7 +320,6 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
       if (!ready && listening === count) {
         ready = true;
         log.info({ ms: Date.now() - startedAt, workers: count }, 'ready');
-        writeLogNow(log);
         allListening();
       }
     });
@@ -390,7 +380,8 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
   } catch (err) {
     stopping = true;
     databaseFailed(err);
-    log.error(err instanceof Error ? err.message : err);
+    // fatal: pino writes it at once, before the exit below.
+    log.fatal(err instanceof Error ? err.message : err);
     await stopWorkers(5000).catch(() => {});
     await db?.close().catch(() => {});
     process.exit(1);

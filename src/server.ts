@@ -1,10 +1,7 @@
-// First: before the server allocates much (tick-shape.ts says why).
-import './tick-shape.js';
 import cluster from 'node:cluster';
 import closeWithGrace from 'close-with-grace';
 import type pino from 'pino';
 import {
-  FLUSH_USAGE,
   isClusterWorker,
   onStopOrder,
   runPrimary,
@@ -16,7 +13,7 @@ import { type Config, ConfigError, loadConfig } from './config/index.js';
 import { resolveSecretKey } from './config/secret-key.js';
 import type { openDatabase } from './db/index.js';
 import { createLifecycle } from './lifecycle.js';
-import { createLogger, writeLogNow } from './logging.js';
+import { createLogger } from './logging.js';
 import { shutdown } from './shutdown.js';
 
 /*
@@ -103,15 +100,13 @@ async function runInstance(
     }
     const { buildApp } = await appModule;
     const peers = worker ? workerPeers() : undefined;
-    // Another worker is about to show usage: write what this one buffers (usage, and health with it).
-    peers?.answer(FLUSH_USAGE, async () => void (await lifecycle.flush()));
     app = await buildApp(config, { pool: db.pool, lifecycle, logger: log, peers });
     if (closing) return;
     await app.listen({ port: config.PORT, host: config.HOST });
     log.info({ ms: Date.now() - started }, worker ? 'worker ready' : 'ready');
-    writeLogNow(log);
   } catch (err) {
-    log.error(err instanceof Error ? err.message : err);
+    // fatal: pino writes it at once, before the exit below.
+    log.fatal(err instanceof Error ? err.message : err);
     await db?.close().catch(() => {});
     process.exit(1);
   }

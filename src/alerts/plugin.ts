@@ -21,7 +21,9 @@ export async function alertsPlugin(app: FastifyInstance): Promise<void> {
       return { name: d?.name ?? slug, group: d?.group ?? '' };
     },
   });
-  app.health.recorder.onStatusWritten(() => sender.wake());
+  app.health.recorder.onStatusWritten((written) => {
+    if (written.transitions.length > 0) sender.wake();
+  });
   app.addHook('onReady', async () => sender.start());
   app.addHook('onClose', async () => sender.stop());
 }

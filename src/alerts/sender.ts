@@ -11,8 +11,9 @@ import { targetOf } from './transitions.js';
  *   that target still inside its digest window (UPDATE … WHERE id IN (SELECT
  *   … FOR UPDATE SKIP LOCKED), which also sets a lease, under the target's
  *   advisory lock), so changes made at about the same time go out as ONE
- *   message: the single-change body, or a digest of all of them. Two
- *   instances never claim the same row, nor split one batch;
+ *   message: the single-change body, or a digest of all of them (its text
+ *   says per provider what changed since the last message). Two instances
+ *   never claim the same row, nor split one batch;
  * - a 2xx deletes the rows; anything else (or no answer within the timeout)
  *   retries them after a growing delay (the window, doubled each attempt, at
  *   most an hour), and gives up after a day (logged);
@@ -69,7 +70,6 @@ export interface StateChange {
   group: string;
   old_state: 'up' | 'down';
   new_state: 'up' | 'down';
-  last_error: string;
   changed_at: string;
 }
 
@@ -78,7 +78,6 @@ interface OutboxRow {
   provider: string;
   old_ok: boolean;
   new_ok: boolean;
-  last_error: string;
   changed_at: Date;
   created_at: Date;
   attempts: number;
@@ -102,26 +101,65 @@ const CLAIM_SQL = `UPDATE alert_outbox o
      ORDER BY id
      LIMIT $3
      FOR UPDATE SKIP LOCKED)
-  RETURNING o.id, o.provider, o.old_ok, o.new_ok, o.last_error, o.changed_at, o.created_at, o.attempts`;
+  RETURNING o.id, o.provider, o.old_ok, o.new_ok, o.changed_at, o.created_at, o.attempts`;
 const PURGE_EVERY_MS = 3_600_000;
 
-/** The JSON body for a batch of changes: the change itself when alone, else a digest. */
+/**
+ * Escapes text for Slack-style markup (Slack, Mattermost): `&`, `<` and `>` are what mentions such as
+ * `<!channel>` and links such as `<https://x|y>` are made of. The texts hold only Sift's own words,
+ * so this is a second line of defence.
+ */
+export function escapeMarkup(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** "2025-06-01 12:00:00 UTC" */
+function timeOf(iso: string): string {
+  return `${iso.slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/** What one provider did over a batch of its changes (oldest first), in words. */
+function summaryOf(changes: readonly StateChange[]): string {
+  const from = changes[0]!.old_state;
+  const to = changes.at(-1)!.new_state;
+  if (from !== to) return to;
+  return from === 'up' ? 'down and back up' : 'up and down again';
+}
+
+/**
+ * The JSON body for a batch of changes (oldest first): the change itself when alone, else a digest.
+ * `changes` lists every change; the text says per provider what changed since the last message (a
+ * provider that went down and came back within the batch is said so, never as "down" and "up").
+ * The text carries only provider names, slugs, groups, states and times, escaped for the markup.
+ */
 export function alertMessage(changes: readonly StateChange[]): Record<string, unknown> {
-  const label = (c: StateChange) => `${c.name} (${c.slug}, ${c.group})`;
+  const label = (c: StateChange) => escapeMarkup(`${c.name} (${c.slug}, ${c.group})`);
   if (changes.length === 1) {
     const c = changes[0]!;
     const text =
       c.new_state === 'down'
-        ? `Sift: ${label(c)} is down${c.last_error ? `: ${c.last_error}` : ''}.`
-        : `Sift: ${label(c)} is back up.`;
+        ? `Sift: ${label(c)} is down (since ${timeOf(c.changed_at)}).`
+        : `Sift: ${label(c)} is back up (since ${timeOf(c.changed_at)}).`;
     return { event: 'provider_state_changed', text, ...c };
   }
-  const down = changes.filter((c) => c.new_state === 'down').map((c) => c.name);
-  const up = changes.filter((c) => c.new_state === 'up').map((c) => c.name);
-  const parts = [down.length > 0 ? `down: ${down.join(', ')}` : '', up.length > 0 ? `up: ${up.join(', ')}` : ''];
+  const byProvider = new Map<string, StateChange[]>();
+  for (const c of changes) {
+    const list = byProvider.get(c.slug);
+    if (list) list.push(c);
+    else byProvider.set(c.slug, [c]);
+  }
+  const groups = new Map<string, string[]>();
+  for (const list of byProvider.values()) {
+    const words = summaryOf(list);
+    const names = groups.get(words) ?? [];
+    names.push(escapeMarkup(list[0]!.name));
+    groups.set(words, names);
+  }
+  const order = ['down', 'up', 'down and back up', 'up and down again'];
+  const parts = order.filter((w) => groups.has(w)).map((w) => `${w}: ${groups.get(w)!.join(', ')}`);
   return {
     event: 'provider_state_digest',
-    text: `Sift: ${changes.length} provider state changes (${parts.filter(Boolean).join('; ')}).`,
+    text: `Sift: ${changes.length} provider state changes (${parts.join('; ')}).`,
     count: changes.length,
     changes,
   };
@@ -264,7 +302,6 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
       group,
       old_state: row.old_ok ? 'up' : 'down',
       new_state: row.new_ok ? 'up' : 'down',
-      last_error: row.last_error,
       changed_at: row.changed_at.toISOString(),
     };
   }

@@ -5,7 +5,7 @@ export interface SessionUser {
   isStaff: boolean;
 }
 
-/** One per cached key, shared by its requests (api-key-auth.ts): read-only. */
+/** The key making an API request and its user (gate/api-gate.ts): read-only. */
 export interface ApiPrincipal {
   readonly keyId: number;
   /** The 8 hex characters, without the brand. */
@@ -18,7 +18,5 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The signed-in user on web pages guarded by requireUser. */
     user?: SessionUser;
-    /** The authenticated API key on /api/v1/ requests. */
-    apiKey?: ApiPrincipal;
   }
 }

@@ -1,5 +1,5 @@
 import type { Rate } from '../config/index.js';
-import type { RateDecision, WindowState } from './rate-limiter.js';
+import type { RateDecision, WindowState } from './admission.js';
 
 /*
  * Rate-limit headers in the form of the IETF httpapi draft "RateLimit header

@@ -4,18 +4,18 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { WebStandardStreamableHTTPServerTransport as Transport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { presentedKey, registerApiKeyAuthentication } from '../auth/api-key-auth.js';
+import { presentedKey } from '../auth/api-key-auth.js';
 import { PROJECT_ROOT } from '../project-root.js';
 import { renderError } from './render.js';
 import { buildTool, queryOf, TOOL_DEFINITIONS, type Tool } from './tools.js';
 
 /*
- * MCP over Streamable HTTP at POST /mcp (DESIGN.md section 3), stateless:
+ * MCP over Streamable HTTP at POST /mcp, stateless:
  * every HTTP request gets its own SDK server and transport (the SDK's
  * documented stateless pattern), answering in JSON (no SSE stream, no
  * session); GET and DELETE are 405.
  *
- * - Authentication: the API's own hook (same keys, headers, 401/403/503).
+ * - Authentication: the API gate (gate/api-gate.ts: same keys, headers, 401/403/503).
  * - Each tool call is run as the REST request it stands for: a GET of its
  *   /api/v1/ endpoint through Fastify's inject, carrying the caller's key and
  *   address. That request passes the API's rate limits and monthly quota,
@@ -101,7 +101,9 @@ export function prepareMcpTools(): { tools: Map<string, Tool>; listing: Tool['li
 }
 
 export async function mcpRoutes(app: FastifyInstance): Promise<void> {
-  registerApiKeyAuthentication(app);
+  // Protocol messages are authenticated, neither limited nor counted; each tool call is limited and
+  // counted as the REST request it runs.
+  app.apiGate.guard(app, { limited: false });
   // The transport reads the body itself: JSON-RPC parse errors and 415 in MCP's own form.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));

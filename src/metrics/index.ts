@@ -203,14 +203,10 @@ export function createMetrics(): Metrics & {
     return s;
   }
 
-  /** Why the API's limits refused the request (api-limits.ts), or null for any other answer. */
-  function refusalOf(request: FastifyRequest, status: number): RefusalReason | null {
-    if (!request.apiKey || !request.url.startsWith('/api/')) return null;
-    const decision = request.rateLimit;
-    // A window was exceeded; or the windows admitted and the monthly quota refused.
-    if (status === 429) return decision ? (decision.admitted ? 'quota' : 'rate') : null;
-    // A key was accepted and no decision came back: the limiter's database did not answer.
-    return status === 503 && !decision ? 'unavailable' : null;
+  /** Why the API gate refused the request (gate/api-gate.ts), or null for any other answer. */
+  function refusalOf(request: FastifyRequest): RefusalReason | null {
+    const why = request.gateRefusal;
+    return why === 'rate' || why === 'quota' || why === 'unavailable' ? why : null;
   }
 
   return {
@@ -225,7 +221,7 @@ export function createMetrics(): Metrics & {
       s.count.inc();
       s.latency.observe(reply.elapsedTime / 1000);
       if (status === 429 || status === 503) {
-        const reason = refusalOf(request, status);
+        const reason = refusalOf(request);
         if (reason) refusals.child(reason).inc();
       }
     },

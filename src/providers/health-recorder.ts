@@ -7,15 +7,23 @@ import type { ProviderSlug } from './types.js';
  * never throws: the request that observed the outcome never waits for the
  * database and never fails because of it.
  *
- * - provider_status (one row per provider): written at once when the outcome
- *   differs from the last one written, otherwise at most once per throttle
- *   window (a minute). Several observations waiting for the same write
- *   collapse into one.
+ * - provider_status (one row per provider) holds the latest observation by
+ *   observation time, whichever process or instance made it. Each process
+ *   keeps its own latest observation per provider and writes them all at
+ *   most once per `statusWriteMs` (a second), only when it observed
+ *   something: one transaction, under one advisory lock shared by every
+ *   writer, that reads the stored rows and upserts (an older observation
+ *   never replaces a newer one; its success still counts for last_ok_at).
+ *   A row whose up/down state the write changed is a transition, decided
+ *   against the stored state rather than this process's own last write;
+ *   `onTransitions` runs in the same transaction (alerts/transitions.ts
+ *   queues the webhooks there), so each transition is reported exactly once.
  * - provider_history (hourly buckets): counted in memory and added to the
  *   database in one batch every `historyFlushMs`; buckets older than the
  *   retention are deleted.
- * Database errors are logged and swallowed; a failed history batch is kept
- * for the next attempt.
+ * Database errors are logged and swallowed. Unwritten observations and
+ * buckets are kept: the status write is retried after a growing delay (at
+ * most 30 s), the history with its next batch.
  */
 
 export type ObservationSource = 'query' | 'probe';
@@ -23,7 +31,7 @@ export type ObservationSource = 'query' | 'probe';
 export interface Observation {
   provider: ProviderSlug;
   ok: boolean;
-  /** Failure text (safe to show operators; cut to 300 characters). */
+  /** Failure text (for the signed-in status page only; cut to 300 characters). */
   error?: string;
   latencyMs: number;
   source: ObservationSource;
@@ -31,21 +39,37 @@ export interface Observation {
   at?: Date;
 }
 
+/** A change of a provider's stored state from up to down or back, made by one status write. */
+export interface Transition {
+  provider: ProviderSlug;
+  /** The stored state before the write. */
+  wasOk: boolean;
+  ok: boolean;
+  /** When the observation that changed it was made. */
+  at: Date;
+}
+
+/** What one status write did (told to the onStatusWritten listeners). */
+export interface StatusWrite {
+  providers: readonly ProviderSlug[];
+  transitions: readonly Transition[];
+}
+
 export interface HealthRecorderOptions {
-  /** Minimum time between two writes of the same outcome for one provider (ms). */
-  throttleMs?: number;
+  /** Least time between two provider_status writes of this recorder (ms); observations meanwhile collapse to the latest per provider. */
+  statusWriteMs?: number;
   historyFlushMs?: number;
   retentionDays?: number;
   /** Bound on each write statement (ms). */
   statementTimeoutMs?: number;
   log?: { warn(obj: unknown, msg?: string): void; debug(obj: unknown, msg?: string): void };
-  /** Monotonic clock for the throttle (ms); tests move it. */
+  /** Monotonic clock (ms) spacing the status writes; tests move it. */
   clock?: () => number;
   /**
-   * Writes the provider_status rows inside the recorder's transaction instead of the plain upsert
-   * (alerts/transitions.ts: the same upsert, which also queues state changes for the webhooks).
+   * Runs inside a status write's transaction with the transitions it made, before the commit
+   * (alerts/transitions.ts: queues them for the webhooks). A failure rolls the write back.
    */
-  statusWriter?: (client: pg.PoolClient, rows: readonly StatusUpdate[]) => Promise<void>;
+  onTransitions?: (client: pg.PoolClient, transitions: readonly Transition[]) => Promise<void>;
 }
 
 /** One provider_status row to write. */
@@ -60,13 +84,11 @@ export interface StatusUpdate {
 
 export const LAST_ERROR_MAX = 300;
 
-interface PendingStatus {
-  ok: boolean;
-  source: ObservationSource;
-  lastError: string;
-  lastOkAt: Date | null;
-  checkedAt: Date;
-}
+/** Advisory lock key held by every provider_status write (arbitrary, constant: "sift provider status"). */
+const STATUS_LOCK_KEY = 7_262_817_304;
+/** Bounds of the delay before a failed status write is tried again (doubling from the spacing). */
+const RETRY_MIN_MS = 100;
+const RETRY_MAX_MS = 30_000;
 
 interface Bucket {
   provider: ProviderSlug;
@@ -80,33 +102,35 @@ interface Bucket {
 const HOUR = 3_600_000;
 
 export class HealthRecorder {
-  private readonly throttleMs: number;
+  private readonly statusWriteMs: number;
   private readonly retentionDays: number;
   private readonly statementTimeoutMs: number;
   private readonly clock: () => number;
-  /** Last outcome written (or being written) per provider, and when. */
-  private readonly lastWritten = new Map<ProviderSlug, { ok: boolean; at: number }>();
-  private readonly pendingStatus = new Map<ProviderSlug, PendingStatus>();
+  /** The latest observation per provider not written yet. */
+  private pendingStatus = new Map<ProviderSlug, StatusUpdate>();
+  /** Clock time before which the next status write waits (spacing, or the back-off after a failure). */
+  private nextStatusWriteAt = Number.NEGATIVE_INFINITY;
+  private statusFailures = 0;
   private buckets = new Map<string, Bucket>();
   private statusTimer: NodeJS.Timeout | undefined;
   private readonly historyTimer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
   private lastPrune = 0;
   private closed = false;
-  private readonly listeners: (() => void)[] = [];
+  private readonly listeners: ((written: StatusWrite) => void)[] = [];
   private readonly log: HealthRecorderOptions['log'];
-  private readonly statusWriter: HealthRecorderOptions['statusWriter'];
+  private readonly onTransitions: HealthRecorderOptions['onTransitions'];
 
   constructor(
     private readonly pool: pg.Pool,
     options: HealthRecorderOptions = {},
   ) {
-    this.throttleMs = options.throttleMs ?? 60_000;
+    this.statusWriteMs = Math.max(0, options.statusWriteMs ?? 1000);
     this.retentionDays = options.retentionDays ?? 30;
     this.statementTimeoutMs = options.statementTimeoutMs ?? 3000;
     this.clock = options.clock ?? (() => performance.now());
     this.log = options.log;
-    this.statusWriter = options.statusWriter;
+    this.onTransitions = options.onTransitions;
     const every = options.historyFlushMs ?? 30_000;
     if (every > 0) {
       this.historyTimer = setInterval(() => void this.enqueue(() => this.writeHistory(true)), every);
@@ -114,8 +138,8 @@ export class HealthRecorder {
     }
   }
 
-  /** Called after provider_status rows were written (readers drop their caches). */
-  onStatusWritten(listener: () => void): void {
+  /** Called after each committed provider_status write (readers drop their caches; alerts wake). */
+  onStatusWritten(listener: (written: StatusWrite) => void): void {
     this.listeners.push(listener);
   }
 
@@ -123,30 +147,16 @@ export class HealthRecorder {
   record(obs: Observation): void {
     if (this.closed) return;
     const at = obs.at ?? new Date();
-    const lastError = obs.ok ? '' : oneLine(obs.error || 'failed', LAST_ERROR_MAX);
     this.count(obs.provider, at, obs.ok, obs.latencyMs);
-
-    const now = this.clock();
-    const prev = this.lastWritten.get(obs.provider);
-    if (prev && prev.ok === obs.ok && now - prev.at < this.throttleMs) return;
-    this.lastWritten.set(obs.provider, { ok: obs.ok, at: now });
-
-    const earlier = this.pendingStatus.get(obs.provider);
-    const okAt = obs.ok ? at : null;
-    this.pendingStatus.set(obs.provider, {
+    this.keepLatest({
+      provider: obs.provider,
       ok: obs.ok,
       source: obs.source,
-      lastError,
-      lastOkAt: okAt ?? earlier?.lastOkAt ?? null,
+      lastError: obs.ok ? '' : oneLine(obs.error || 'failed', LAST_ERROR_MAX),
+      lastOkAt: obs.ok ? at : null,
       checkedAt: at,
     });
-    if (!this.statusTimer) {
-      this.statusTimer = setTimeout(() => {
-        this.statusTimer = undefined;
-        void this.enqueue(() => this.writeStatus());
-      }, 0);
-      this.statusTimer.unref();
-    }
+    this.scheduleStatusWrite();
   }
 
   /** Writes everything pending (status rows and history buckets) now. Never throws. */
@@ -167,13 +177,28 @@ export class HealthRecorder {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.flush(), new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
     clearTimeout(timer);
+    clearTimeout(this.statusTimer);
+    this.statusTimer = undefined;
     this.closed = true;
   }
 
-  /** Forgets the throttle (tests; also after a failed write, so the next outcome is written). */
-  resetThrottle(provider?: ProviderSlug): void {
-    if (provider) this.lastWritten.delete(provider);
-    else this.lastWritten.clear();
+  /** Keeps the newer of the pending observation and `next` (by observation time), and the later success. */
+  private keepLatest(next: StatusUpdate): void {
+    const cur = this.pendingStatus.get(next.provider);
+    const lastOkAt = latest(cur?.lastOkAt ?? null, next.lastOkAt);
+    if (cur && cur.checkedAt > next.checkedAt) cur.lastOkAt = lastOkAt;
+    else this.pendingStatus.set(next.provider, { ...next, lastOkAt });
+  }
+
+  private scheduleStatusWrite(): void {
+    if (this.statusTimer || this.closed) return;
+    const wait = Math.max(0, this.nextStatusWriteAt - this.clock());
+    // Even "now" waits for the end of the turn, so that the observations of one turn share a write.
+    this.statusTimer = setTimeout(() => {
+      this.statusTimer = undefined;
+      void this.enqueue(() => this.writeStatus());
+    }, wait);
+    this.statusTimer.unref();
   }
 
   private count(provider: ProviderSlug, at: Date, ok: boolean, latencyMs: number): void {
@@ -198,7 +223,7 @@ export class HealthRecorder {
     return next;
   }
 
-  private async withClient(fn: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+  private async withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     // A connection lost while the client is checked out is reported on it (and to the query that
     // fails with it): without a listener, that report would be an uncaught exception.
@@ -208,8 +233,9 @@ export class HealthRecorder {
     try {
       await client.query('BEGIN');
       await client.query(`SET LOCAL statement_timeout = ${Math.floor(this.statementTimeoutMs)}`);
-      await fn(client);
+      const result = await fn(client);
       await client.query('COMMIT');
+      return result;
     } catch (err) {
       // No ROLLBACK: the connection is closed (release with the error), which rolls back, and a
       // ROLLBACK sent into a database that stopped answering would only wait for the query bound.
@@ -223,20 +249,29 @@ export class HealthRecorder {
 
   private async writeStatus(): Promise<void> {
     if (this.pendingStatus.size === 0) return;
-    const rows = [...this.pendingStatus.entries()];
-    this.pendingStatus.clear();
+    const updates = [...this.pendingStatus.values()];
+    this.pendingStatus = new Map();
+    let transitions: Transition[];
     try {
-      const updates = rows.map(([provider, r]) => ({ provider, ...r }));
-      const write = this.statusWriter ?? upsertStatus;
-      await this.withClient(async (client) => {
-        await write(client, updates);
+      transitions = await this.withClient(async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock($1)', [STATUS_LOCK_KEY]);
+        const changed = await upsertStatus(client, updates);
+        if (changed.length > 0 && this.onTransitions) await this.onTransitions(client, changed);
+        return changed;
       });
     } catch (err) {
-      // The outcome was not stored: let the next observation of these providers write again.
-      for (const [p] of rows) this.lastWritten.delete(p);
+      // Nothing was stored: keep the observations (merged with newer ones) and try again later.
+      for (const u of updates) this.keepLatest(u);
+      this.statusFailures++;
+      const delay = Math.max(this.statusWriteMs, RETRY_MIN_MS) * 2 ** (this.statusFailures - 1);
+      this.nextStatusWriteAt = this.clock() + Math.min(RETRY_MAX_MS, delay);
+      this.scheduleStatusWrite();
       throw err;
     }
-    for (const listener of this.listeners) listener();
+    this.statusFailures = 0;
+    this.nextStatusWriteAt = this.clock() + this.statusWriteMs;
+    const written: StatusWrite = { providers: updates.map((u) => u.provider), transitions };
+    for (const listener of this.listeners) listener(written);
   }
 
   private async writeHistory(prune = false): Promise<void> {
@@ -299,26 +334,34 @@ export class HealthRecorder {
 }
 
 /**
- * Writes a batch of observations to provider_status, the newest one winning
- * per provider. `returning` (e.g. `RETURNING s.provider, s.ok`) is appended for
- * callers that need the rows as written (the alert transitions).
+ * Writes a batch of observations to provider_status and returns the
+ * transitions it made. The newer observation wins per provider (checked_at);
+ * an older one only moves last_ok_at forward. The caller holds the status
+ * lock: the stored state read here is then the one the upsert replaces.
  */
-export function upsertStatus<R extends pg.QueryResultRow = pg.QueryResultRow>(
-  client: pg.PoolClient,
-  updates: readonly StatusUpdate[],
-  returning = '',
-): Promise<pg.QueryResult<R>> {
-  return client.query<R>(
-    `INSERT INTO provider_status AS s (provider, ok, source, last_error, last_ok_at, checked_at)
-     SELECT * FROM unnest($1::text[], $2::boolean[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[])
-     ON CONFLICT (provider) DO UPDATE SET
-       ok = EXCLUDED.ok,
-       source = EXCLUDED.source,
-       last_error = EXCLUDED.last_error,
-       last_ok_at = GREATEST(EXCLUDED.last_ok_at, s.last_ok_at),
-       checked_at = EXCLUDED.checked_at
-     WHERE s.checked_at <= EXCLUDED.checked_at
-     ${returning}`,
+async function upsertStatus(client: pg.PoolClient, updates: readonly StatusUpdate[]): Promise<Transition[]> {
+  const { rows } = await client.query<{ provider: ProviderSlug; was_ok: boolean; ok: boolean; checked_at: Date }>(
+    `WITH observed AS (
+       SELECT * FROM unnest($1::text[], $2::boolean[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[])
+         AS o(provider, ok, source, last_error, last_ok_at, checked_at)
+     ), stored AS (
+       SELECT s.provider, s.ok FROM provider_status s JOIN observed USING (provider)
+     ), written AS (
+       INSERT INTO provider_status AS s (provider, ok, source, last_error, last_ok_at, checked_at)
+       SELECT provider, ok, source, last_error, last_ok_at, checked_at FROM observed
+       ON CONFLICT (provider) DO UPDATE SET
+         ok = CASE WHEN s.checked_at <= EXCLUDED.checked_at THEN EXCLUDED.ok ELSE s.ok END,
+         source = CASE WHEN s.checked_at <= EXCLUDED.checked_at THEN EXCLUDED.source ELSE s.source END,
+         last_error = CASE WHEN s.checked_at <= EXCLUDED.checked_at THEN EXCLUDED.last_error ELSE s.last_error END,
+         checked_at = GREATEST(s.checked_at, EXCLUDED.checked_at),
+         last_ok_at = GREATEST(s.last_ok_at, EXCLUDED.last_ok_at)
+       WHERE s.checked_at <= EXCLUDED.checked_at OR EXCLUDED.last_ok_at > coalesce(s.last_ok_at, '-infinity')
+       RETURNING s.provider, s.ok, s.checked_at
+     )
+     SELECT w.provider, st.ok AS was_ok, w.ok, w.checked_at
+       FROM written w JOIN stored st USING (provider)
+      WHERE w.ok <> st.ok
+      ORDER BY w.provider`,
     [
       updates.map((u) => u.provider),
       updates.map((u) => u.ok),
@@ -328,4 +371,11 @@ export function upsertStatus<R extends pg.QueryResultRow = pg.QueryResultRow>(
       updates.map((u) => u.checkedAt),
     ],
   );
+  return rows.map((r) => ({ provider: r.provider, wasOk: r.was_ok, ok: r.ok, at: r.checked_at }));
+}
+
+function latest(a: Date | null, b: Date | null): Date | null {
+  if (!a) return b;
+  if (!b) return a;
+  return a > b ? a : b;
 }

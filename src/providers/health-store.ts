@@ -6,7 +6,9 @@ import type { ProviderSlug } from './types.js';
  * Reading provider health. Every read is bounded in time: when the database
  * is unreachable the caller learns it (DatabaseUnavailable) within
  * `timeoutMs`, never hangs. Concurrent readers share one query, and a result
- * is reused for `cacheMs` (dropped as soon as this process writes).
+ * is reused for `cacheMs` (dropped as soon as this process or, told through
+ * the cluster, another worker writes; another instance's write shows after
+ * at most `cacheMs`).
  */
 
 export type HealthState = 'up' | 'down' | 'unknown';

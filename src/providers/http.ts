@@ -1,7 +1,6 @@
-import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import type { Agent as UndiciAgent, Dispatcher, interceptors } from 'undici';
+import { Agent, type Dispatcher, interceptors } from 'undici';
 import { oneLine, redactSecrets, requestSecrets } from './redact.js';
 import type { FailureKind, UpstreamRequest } from './types.js';
 
@@ -12,15 +11,6 @@ import type { FailureKind, UpstreamRequest } from './types.js';
  * also after gzip/brotli decoding; no retries. Every failure is an
  * HttpFailure with a kind and a message that never contains a secret.
  */
-
-/*
- * The Agent and the redirect interceptor only, from their own modules: undici's index also loads
- * its fetch, WebSocket, EventSource, cache and mocks (110 modules, some 50 ms of every start).
- * undici is pinned (package.json), and these are the modules its index exports them from.
- */
-const requireUndici = createRequire(import.meta.url);
-const Agent = requireUndici('undici/lib/dispatcher/agent.js') as typeof UndiciAgent;
-const redirectInterceptor = requireUndici('undici/lib/interceptor/redirect.js') as typeof interceptors.redirect;
 
 export const DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024;
 /** How much of an error response's body is read to describe the failure. */
@@ -86,7 +76,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     bodyTimeout: 120_000,
     connect: { timeout: 30_000 },
   });
-  const redirecting: Dispatcher = agent.compose(redirectInterceptor({ maxRedirections: 3 }));
+  const redirecting: Dispatcher = agent.compose(interceptors.redirect({ maxRedirections: 3 }));
   const baseHeaders = {
     accept: 'application/json',
     'accept-encoding': 'gzip, deflate, br',

@@ -131,11 +131,11 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
     const { provider } = call;
     const started = performance.now();
     try {
-      // Object.assign, not an object literal spreading call.request with keys of its own: on Node 20's V8
-      // that literal takes a slow path (about 0.7 µs a key added), on every upstream call.
-      const res = await deps.http.request(
-        Object.assign({}, call.request, { timeoutMs: call.timeoutMs ?? deps.providers.timeoutMs(provider), signal }),
-      );
+      const res = await deps.http.request({
+        ...call.request,
+        timeoutMs: call.timeoutMs ?? deps.providers.timeoutMs(provider),
+        signal,
+      });
       const text = res.body.toString('utf8');
       let body: unknown = text;
       if (!call.text) {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { targetOf, transitionWriter } from '../alerts/transitions.js';
+import { queueTransitions, targetOf } from '../alerts/transitions.js';
 import type { Config } from '../config/index.js';
 import type { SearchCache } from './cache.js';
 import { HealthRecorder, type HealthRecorderOptions } from './health-recorder.js';
@@ -51,11 +51,11 @@ export function createProviderServices(
   const secrets = configSecrets(config);
   const http = createHttpClient({ userAgent: config.SIFT_USER_AGENT, secrets });
   // With alert webhooks, status writes also queue the state changes they make (alerts/transitions.ts).
-  const statusWriter =
+  const onTransitions =
     config.ALERT_WEBHOOK_URLS.length > 0
-      ? transitionWriter({ targets: config.ALERT_WEBHOOK_URLS.map(targetOf), windowMs: config.ALERT_DIGEST_WINDOW_MS })
+      ? queueTransitions({ targets: config.ALERT_WEBHOOK_URLS.map(targetOf), windowMs: config.ALERT_DIGEST_WINDOW_MS })
       : undefined;
-  const recorder = new HealthRecorder(pool, { ...options.recorder, log: options.log, statusWriter });
+  const recorder = new HealthRecorder(pool, { ...options.recorder, log: options.log, onTransitions });
   const suspensions = new ProviderSuspensions(
     {
       afterFailures: config.PROVIDER_SUSPEND_AFTER_FAILURES,

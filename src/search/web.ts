@@ -71,8 +71,8 @@ export async function searchWeb(deps: SearchDeps, params: WebParams): Promise<Se
   let highlighter: Highlighter | undefined;
   const tasks = asked.map((engine) => {
     const call = WEB_ENGINES.get(engine)!.call(query, deps.config);
-    // Object.assign rather than a spread with keys of its own (a slow path on Node 20's V8, see runner.ts).
-    return Object.assign({}, call, {
+    return {
+      ...call,
       // Highlighted in place as it is parsed, so slices are cached highlighted (the query is part of the key).
       parse(body: unknown): EngineSlice {
         const slice = call.parse(body);
@@ -81,7 +81,7 @@ export async function searchWeb(deps: SearchDeps, params: WebParams): Promise<Se
         return slice;
       },
       size: sliceBytes,
-    });
+    };
   });
   const outcomes = await deps.upstream.gather(tasks);
 

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKeyAuthenticator } from '../../src/auth/api-key-auth.js';
+import { authenticate } from '../helpers/auth.js';
 import { verifyPassword } from '../../src/auth/passwords.js';
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js';
 
@@ -136,7 +136,7 @@ describe('admin CLI', () => {
     const key = keyLines[0]!;
     expect(key).toMatch(/^svc_sk_[0-9a-f]{8}\.[A-Za-z0-9_-]{43}$/);
     expect(res.stdout).toMatch(/shown only once/);
-    const outcome = await createApiKeyAuthenticator(db.pool).authenticate(key);
+    const outcome = await authenticate(db.pool, key);
     expect(outcome).toMatchObject({ kind: 'ok', principal: { username: 'alice', prefix: key.slice(7, 15) } });
     const { rows } = await db.pool.query('SELECT secret_hash, name FROM api_keys WHERE prefix = $1', [
       key.slice(7, 15),
@@ -197,7 +197,7 @@ describe('admin CLI', () => {
       ['temp'],
     );
     expect(rows[0].n).toBe(3);
-    expect((await createApiKeyAuthenticator(db.pool).authenticate(c)).kind).toBe('invalid');
+    expect((await authenticate(db.pool, c)).kind).toBe('invalid');
 
     const again = await cli(['revoke-api-key', a.slice(0, 15)]);
     expect(again.code).toBe(0);
@@ -218,13 +218,13 @@ describe('admin CLI', () => {
     const disabled = await cli(['disable-user', 'alice']);
     expect(disabled).toMatchObject({ code: 0, stderr: '' });
     expect(disabled.stdout).toContain("Disabled user 'alice'.");
-    expect((await createApiKeyAuthenticator(db.pool).authenticate(key)).kind).toBe('disabled');
+    expect((await authenticate(db.pool, key)).kind).toBe('disabled');
     const twice = await cli(['disable-user', 'alice']);
     expect(twice.stdout.trim()).toBe("User 'alice' is already disabled.");
     const enabled = await cli(['enable-user', 'alice']);
     expect(enabled.code).toBe(0);
     expect(enabled.stdout.trim()).toBe("Enabled user 'alice'.");
-    expect((await createApiKeyAuthenticator(db.pool).authenticate(key)).kind).toBe('ok');
+    expect((await authenticate(db.pool, key)).kind).toBe('ok');
     const unknown = await cli(['disable-user', 'ghost']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr.trim()).toBe("error: No user named 'ghost'.");

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { keyStartIn, presentedKey, schemeAndToken } from '../../src/auth/api-key-auth.js';
+import { presentedKey } from '../../src/auth/api-key-auth.js';
 import {
   findKey,
   generateKey,
@@ -91,7 +91,7 @@ describe('API key format', () => {
     expect(secretMatches(secret, Buffer.alloc(5))).toBe(false);
   });
 
-  it('checks one secret after another against their own hashes (the digest buffer is reused)', () => {
+  it('checks one secret after another against their own hashes', () => {
     const keys = [generateKey(), generateKey()];
     const secrets = keys.map((k) => k.key.split('.')[1]!);
     expect(secretMatches(secrets[0]!, keys[0]!.secretHash)).toBe(true);
@@ -134,30 +134,6 @@ describe('presented key headers', () => {
     expect(presentedKey({ authorization: 'Api-Key' })).toBeNull();
   });
 
-  it('splits the usual "<scheme> <token>" header as trimming and splitting on whitespace does', () => {
-    const chars = [...'aZ9-._~+/=', ' ', '  ', '\t', '\n', '\u00a0', '\u2003', 'é'];
-    fc.assert(
-      fc.property(fc.array(fc.constantFrom(...chars), { maxLength: 10 }), (parts) => {
-        const header = parts.join('');
-        const quick = schemeAndToken(header);
-        const parts2 = header.trim().split(/\s+/);
-        if (quick !== null) expect(quick).toEqual(parts2);
-        // Every printable ASCII header with one inner space is taken the quick way.
-        if (/^[\x21-\x7e]+ [\x21-\x7e]+$/.test(header)) expect(quick).not.toBeNull();
-        const key = parts2.length === 2 && ['api-key', 'bearer'].includes(parts2[0]!.toLowerCase()) ? parts2[1] : null;
-        expect(presentedKey({ authorization: header })).toBe(key);
-        // Found in place, it is the key presentedKey cuts out; where it is not, presentedKey reads the header.
-        const start = keyStartIn(header);
-        if (start >= 0) expect(header.slice(start)).toBe(key);
-        else if (quick !== null) expect(key).toBeNull();
-      }),
-      { numRuns: 20_000 },
-    );
-    expect(schemeAndToken('Api-Key svc_sk_0a1b2c3d.secret')).toEqual(['Api-Key', 'svc_sk_0a1b2c3d.secret']);
-    expect(schemeAndToken(' Api-Key abc')).toBeNull();
-    expect(schemeAndToken('Api-Key  abc')).toBeNull();
-  });
-
   it('uses a recognised Authorization header even when X-Api-Key is also sent', () => {
     expect(presentedKey({ authorization: 'Api-Key first', 'x-api-key': 'second' })).toBe('first');
   });
@@ -198,7 +174,7 @@ describe('passwords', () => {
   });
 });
 
-describe('parseKey against the regular expressions it replaces', () => {
+describe('parseKey against a reference that cuts the key into its parts first', () => {
   it('accepts and splits exactly the keys /^[0-9a-f]{8}$/ and /^[A-Za-z0-9_-]{1,512}$/ accept', () => {
     const reference = (presented: string) => {
       let value = presented.trim();

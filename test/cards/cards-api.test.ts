@@ -61,7 +61,6 @@ afterEach(() => {
   fakes.stackexchange.setThrottled(false);
   web.resetRequests();
   for (const engine of [web.brave, web.mojeek, web.marginalia, web.staan]) engine.setMode({ kind: 'normal' });
-  t.app.health.recorder.resetThrottle();
 });
 
 afterAll(async () => {

@@ -26,7 +26,6 @@ async function observe(
   ok: boolean,
   error = 'HTTP 502: upstream says no',
 ) {
-  app.health.recorder.resetThrottle(provider);
   app.health.recorder.record({ provider, ok, error, latencyMs: 12, source: 'query' });
   await app.health.recorder.flush();
 }

@@ -65,7 +65,6 @@ describe('provider probes', () => {
     for (const f of [nominatim, libre, meteo, frankfurter]) f.setMode({ kind: 'normal' });
     nominatim.status = { status: 0, message: 'OK' };
     libre.languages = (await import('../fakes/libretranslate.js')).LANGUAGES;
-    t.app.health.recorder.resetThrottle();
     await db.pool.query('DELETE FROM provider_status');
   });
 

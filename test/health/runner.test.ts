@@ -62,7 +62,6 @@ describe('app.upstream.call', () => {
   });
   beforeEach(async () => {
     fake.setMode({ kind: 'normal' });
-    t.app.health.recorder.resetThrottle();
     await db.pool.query('DELETE FROM provider_status; DELETE FROM provider_history');
   });
 

@@ -16,7 +16,6 @@ const PASSWORD = 'status page password';
 const ENV = { BRAVE_API_KEY: 'brave-key', MOJEEK_API_KEY: 'mojeek-key', PROBE_INTERVAL_SECONDS: '0' };
 
 async function observe(t: TestApp, provider: ProviderSlug, ok: boolean, error = '') {
-  t.app.health.recorder.resetThrottle(provider);
   t.app.health.recorder.record({ provider, ok, error, latencyMs: 40, source: 'query' });
   await t.app.health.recorder.flush();
 }

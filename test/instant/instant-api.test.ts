@@ -90,7 +90,6 @@ afterEach(() => {
     f.setMode({ kind: 'normal' }, '/v1/forecast');
     f.requests.length = 0;
   }
-  t.app.health.recorder.resetThrottle();
 });
 
 afterAll(async () => {
@@ -330,7 +329,6 @@ describe('GET /api/v1/instant/: weather from Open-Meteo', () => {
     meteo.setMode({ kind: 'status', status: 500, body: { error: true, reason: 'boom' } }, '/v1/forecast');
     expect(await instant('weather tokyo')).toEqual({ status: 200, body: { query: 'weather tokyo', answer: null } });
     expect(await health('weather')).toMatchObject({ ok: false, source: 'query' });
-    t.app.health.recorder.resetThrottle();
 
     for (const mode of [{ kind: 'garbage' }, { kind: 'hang' }, { kind: 'reset' }] as const) {
       meteo.setMode(mode, '/v1/search');

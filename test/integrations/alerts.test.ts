@@ -91,7 +91,6 @@ let b: TestApp;
 
 /** Records one outcome on an instance and writes it now (as a search or probe would, write-behind). */
 async function observe(app: TestApp, provider: ProviderSlug, ok: boolean, error = 'connection refused') {
-  app.app.health.recorder.resetThrottle(provider);
   app.app.health.recorder.record({ provider, ok, error: ok ? undefined : error, latencyMs: 5, source: 'query' });
   await app.app.health.recorder.flush();
 }
@@ -143,16 +142,20 @@ describe('alert webhooks', () => {
       old_state: 'up',
       new_state: 'down',
     });
-    expect(['timeout A', 'timeout B']).toContain(down.body.last_error);
     expect(new Date(String(down.body.changed_at)).toISOString()).toBe(down.body.changed_at);
-    expect(String(down.body.text)).toMatch(/^Sift: Mojeek \(provider_02, engine\) is down: timeout [AB]\.$/);
+    expect(String(down.body.text)).toMatch(
+      /^Sift: Mojeek \(provider_02, engine\) is down \(since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)\.$/,
+    );
+    // The upstream's error text is for the signed-in status page only, never in a webhook.
+    expect(down.body).not.toHaveProperty('last_error');
+    expect(JSON.stringify(down.body)).not.toMatch(/timeout [AB]/);
 
     // Still failing: no change, nothing sent.
     await observe(b, 'provider_02', false, 'timeout again');
     await sleep(WINDOW_MS * 2);
     expect(receiver.received).toHaveLength(1);
 
-    // Back up, seen by both: one message, naming the error it recovered from.
+    // Back up, seen by both: one message.
     await Promise.all([observe(a, 'provider_02', true), observe(b, 'provider_02', true)]);
     await waitFor(() => receiver.received.length >= 2);
     await sleep(WINDOW_MS * 3);
@@ -161,8 +164,8 @@ describe('alert webhooks', () => {
       slug: 'provider_02',
       old_state: 'down',
       new_state: 'up',
-      last_error: 'timeout again',
     });
+    expect(JSON.stringify(receiver.received[1]!.body)).not.toContain('timeout again');
     expect(await outboxRows()).toBe(0);
   });
 
@@ -180,7 +183,6 @@ describe('alert webhooks', () => {
       [a, b].map((app, n) => {
         const recorder = app.app.health.recorder;
         for (const slug of slugs.filter((_, i) => i % 2 === n)) {
-          recorder.resetThrottle(slug);
           recorder.record({ provider: slug, ok: false, error: 'connect ECONNREFUSED', latencyMs: 5, source: 'query' });
         }
         return recorder.flush();
@@ -200,7 +202,8 @@ describe('alert webhooks', () => {
     expect(digest.count).toBe(5);
     expect(digest.changes!.map((c) => c.slug).sort()).toEqual(slugs);
     for (const change of digest.changes!) {
-      expect(change).toMatchObject({ old_state: 'up', new_state: 'down', last_error: 'connect ECONNREFUSED' });
+      expect(change).toMatchObject({ old_state: 'up', new_state: 'down' });
+      expect(change).not.toHaveProperty('last_error');
       expect(typeof change.name).toBe('string');
       expect(typeof change.group).toBe('string');
     }
@@ -304,12 +307,11 @@ describe('alert webhooks', () => {
       group: 'maps',
       old_state: 'down' as const,
       new_state: 'up' as const,
-      last_error: 'timeout',
       changed_at: '2025-01-01T00:00:00.000Z',
     };
     expect(alertMessage([change])).toEqual({
       event: 'provider_state_changed',
-      text: 'Sift: OpenStreetMap Nominatim (provider_13, maps) is back up.',
+      text: 'Sift: OpenStreetMap Nominatim (provider_13, maps) is back up (since 2025-01-01 00:00:00 UTC).',
       ...change,
     });
     expect(alertMessage([change, { ...change, slug: 'provider_14', name: 'Frankfurter' }])).toMatchObject({
@@ -317,5 +319,56 @@ describe('alert webhooks', () => {
       count: 2,
       text: 'Sift: 2 provider state changes (up: OpenStreetMap Nominatim, Frankfurter).',
     });
+  });
+  it('says per provider what changed since the last message: a flap in words, never as "down" and "up"', () => {
+    const at = (m: number) => `2025-01-01T00:0${m}:00.000Z`;
+    const staan = { slug: 'provider_04', name: 'Staan', group: 'engine' };
+    const mojeek = { slug: 'provider_02', name: 'Mojeek', group: 'engine' };
+    const flapped = alertMessage([
+      { ...staan, old_state: 'up', new_state: 'down', changed_at: at(1) },
+      { ...mojeek, old_state: 'up', new_state: 'down', changed_at: at(2) },
+      { ...staan, old_state: 'down', new_state: 'up', changed_at: at(3) },
+    ]);
+    expect(flapped).toMatchObject({
+      event: 'provider_state_digest',
+      count: 3,
+      text: 'Sift: 3 provider state changes (down: Mojeek; down and back up: Staan).',
+    });
+    // Every change is still listed, oldest first, for receivers that read the fields.
+    expect((flapped.changes as { slug: string; new_state: string }[]).map((c) => [c.slug, c.new_state])).toEqual([
+      ['provider_04', 'down'],
+      ['provider_02', 'down'],
+      ['provider_04', 'up'],
+    ]);
+    expect(
+      alertMessage([
+        { ...staan, old_state: 'down', new_state: 'up', changed_at: at(1) },
+        { ...staan, old_state: 'up', new_state: 'down', changed_at: at(2) },
+        { ...staan, old_state: 'down', new_state: 'up', changed_at: at(3) },
+      ]).text,
+    ).toBe('Sift: 3 provider state changes (up: Staan).');
+    expect(
+      alertMessage([
+        { ...staan, old_state: 'down', new_state: 'up', changed_at: at(1) },
+        { ...staan, old_state: 'up', new_state: 'down', changed_at: at(2) },
+      ]).text,
+    ).toBe('Sift: 2 provider state changes (up and down again: Staan).');
+  });
+
+  it("escapes the receiver's markup (Slack, Mattermost) in every text", () => {
+    const odd = {
+      slug: 'provider_04',
+      name: '<!channel> & <https://evil.example|Click>',
+      group: 'engine',
+      old_state: 'up' as const,
+      new_state: 'down' as const,
+      changed_at: '2025-01-01T00:00:00.000Z',
+    };
+    const single = String(alertMessage([odd]).text);
+    const digest = String(alertMessage([odd, { ...odd, slug: 'provider_02' }]).text);
+    for (const text of [single, digest]) {
+      expect(text).toContain('&lt;!channel&gt; &amp; &lt;https://evil.example|Click&gt;');
+      expect(text).not.toMatch(/[<>]|&(?!amp;|lt;|gt;)/);
+    }
   });
 });

@@ -72,7 +72,6 @@ beforeAll(async () => {
 
 afterEach(() => {
   for (const f of [fakes.brave, fakes.mojeek, fakes.marginalia, fakes.staan]) f.setMode({ kind: 'normal' });
-  t.app.health.recorder.resetThrottle();
 });
 
 afterAll(async () => {

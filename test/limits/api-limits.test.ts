@@ -186,12 +186,12 @@ describe('monthly usage', () => {
     }).finally(() => brave.close());
   });
 
-  it('writes the counts off the response path, within about a second', async () => {
+  it('has counted the search in the database by the time the answer arrives', async () => {
     await withApp({}, async ({ app }) => {
       const { userId, auth } = await newKey();
-      await app.inject({ url: '/api/v1/suggest/?q=a', headers: auth });
-      expect(await monthlySearches(db.pool, userId)).toBe(0);
-      await expect.poll(() => monthlySearches(db.pool, userId), { timeout: 3000, interval: 100 }).toBe(1);
+      const res = await app.inject({ url: '/api/v1/suggest/?q=a', headers: auth });
+      expect(res.statusCode).toBe(200);
+      expect(await monthlySearches(db.pool, userId)).toBe(1);
     });
   });
 

@@ -103,7 +103,6 @@ afterEach(() => {
   fake.places = [BERLIN, EIFFEL, GATE];
   fake.requests.length = 0;
   t.app.searchCache.clear();
-  t.app.health.recorder.resetThrottle();
 });
 
 afterAll(async () => {
@@ -229,7 +228,6 @@ describe('GET /api/v1/maps/ geocoding', () => {
         detail: 'All search providers failed.',
         unresponsive: [{ engine: 'provider_13', reason: mode.kind === 'hang' ? 'timeout' : expect.any(String) }],
       });
-      t.app.health.recorder.resetThrottle();
     }
     expect(await healthRow()).toMatchObject({ ok: false, source: 'query' });
     fake.setMode({ kind: 'normal' });
@@ -335,7 +333,6 @@ describe('GET /api/v1/maps/ reverse geocoding', () => {
       expect(res.body.places).toEqual([
         expect.objectContaining({ name: 'Fallback', lat: 48.8584, lon: 2.2945, category: '', importance: 0 }),
       ]);
-      t.app.health.recorder.resetThrottle();
     }
     expect(await healthRow()).toMatchObject({ ok: false });
   });

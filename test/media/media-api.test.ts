@@ -105,7 +105,6 @@ beforeAll(async () => {
 afterEach(() => {
   fakes.reset();
   fakes.resetRequests();
-  t.app.health.recorder.resetThrottle();
 });
 
 afterAll(async () => {

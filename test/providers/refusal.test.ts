@@ -82,7 +82,6 @@ afterEach(() => {
   brave.acceptSearchLangs(null);
   brave.failWith(null);
   for (const f of [brave, pixabay, staan]) f.requests.length = 0;
-  app.health.recorder.resetThrottle();
 });
 
 afterAll(async () => {

@@ -305,7 +305,6 @@ describe.each(FAULTS.map((fault) => ({ fault })))('upstream fault: $fault', ({ f
         const station = stations.get(c.slug)!;
         const label = `${c.name} (${fault})`;
         t.app.searchCache.clear();
-        t.app.health.recorder.resetThrottle();
         // Each case starts from a provider in good standing: the cases before it (same fault, same
         // provider, other endpoints) would have it suspended (suspension-api.test.ts covers that).
         t.app.health.suspensions.clear();

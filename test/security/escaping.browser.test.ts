@@ -72,7 +72,6 @@ describe('hostile provider and user text, escaped on the status and keys pages',
     expect(res.status).toBe(502);
     // two more recorded by the recorder, as any failure would be
     for (const [provider, error] of Object.entries(RECORDED_ERRORS)) {
-      server.app.health.recorder.resetThrottle(provider as 'provider_01');
       server.app.health.recorder.record({
         provider: provider as 'provider_01',
         ok: false,

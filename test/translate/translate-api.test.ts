@@ -105,7 +105,6 @@ afterEach(() => {
   fake.alwaysDetect = false;
   fake.requests.length = 0;
   t.app.searchCache.clear();
-  t.app.health.recorder.resetThrottle();
 });
 
 afterAll(async () => {
@@ -321,7 +320,6 @@ describe('translation unavailable', () => {
         status: 503,
         body: UNAVAILABLE,
       });
-      t.app.health.recorder.resetThrottle();
     }
     expect(await usage()).toBe(before + modes.length);
     expect(await healthRow()).toMatchObject({ ok: false });
@@ -351,7 +349,6 @@ describe('translation unavailable', () => {
     const row = await healthRow();
     expect(row?.ok).toBe(false);
     expect(row?.last_error).not.toContain(KEY);
-    t.app.health.recorder.resetThrottle();
 
     fake.setMode({ kind: 'status', status: 200, body: { detectedLanguage: { language: 'en' } } }, '/translate');
     expect(await postJson({ q: 'hello world', target: 'de' })).toMatchObject({ status: 503, body: UNAVAILABLE });

@@ -38,7 +38,6 @@ afterEach(() => {
   fakes.brave.setMode({ kind: 'normal' });
   fakes.brave.failWith(null);
   fakes.resetRequests();
-  t.app.health.recorder.resetThrottle();
 });
 
 afterAll(async () => {

@@ -54,7 +54,6 @@ afterEach(() => {
     f.failWith(null);
   }
   fakes.resetRequests();
-  t.app.health.recorder.resetThrottle();
 });
 
 afterAll(async () => {

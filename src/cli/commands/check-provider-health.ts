@@ -10,8 +10,8 @@ export const checkProviderHealthCommand: Command = {
   async run(ctx) {
     const { config } = ctx;
     const pool = await ctx.db();
-    // Every outcome is written: the throttle is for the request path, not a one-off run.
-    const services = createProviderServices(config, pool, { recorder: { throttleMs: 0, historyFlushMs: 0 } });
+    // Every outcome is written when the services close (no periodic history batches in a one-off run).
+    const services = createProviderServices(config, pool, { recorder: { historyFlushMs: 0 } });
     let results: Awaited<ReturnType<typeof runProbes>>;
     try {
       results = await runProbes(config, services.providers, services.runner);

@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { INVALID_KEY, UNAVAILABLE } from '../../auth/api-key-auth.js';
 import { type ApiKeyRecord, findApiKeyById } from '../../auth/api-keys.js';
 import { describeApiKey, type KeyInfo } from '../../auth/key-info.js';
-import { keyUsageAndLimits } from '../../limits/api-limits.js';
+import type { Rate } from '../../config/index.js';
+import { monthLabel, nextMonthStart } from '../../limits/month.js';
+import { monthlySearches } from '../../limits/usage.js';
 import type { Check, Same } from '../../search/response-schemas.js';
 import { describeRoute } from './openapi.js';
 
@@ -29,6 +31,49 @@ export const keyResponseSchema = z.object({
   limits: z.object({ burst: keyLimitSchema, sustained: keyLimitSchema }),
 });
 
+interface KeyUsage {
+  month: string;
+  searches: number;
+  quota: number | null;
+  resets_at: string;
+}
+
+interface KeyLimit {
+  limit: number;
+  window_seconds: number;
+  remaining: number;
+}
+
+/**
+ * The `usage` and `limits` members: this month's searches of the key's user (exact: searches are
+ * counted as they are admitted) and both rate limits with what remains after this request.
+ */
+async function keyUsageAndLimits(
+  request: FastifyRequest,
+): Promise<{ usage: KeyUsage; limits: { burst: KeyLimit; sustained: KeyLimit } }> {
+  const { config, pool } = request.server;
+  const call = request.apiCall!;
+  const now = new Date();
+  const searches = await monthlySearches(pool, call.principal.userId, now);
+  const limit = (rate: Rate, remaining: number | undefined): KeyLimit => ({
+    limit: rate.limit,
+    window_seconds: rate.windowSeconds,
+    remaining: remaining ?? rate.limit,
+  });
+  return {
+    usage: {
+      month: monthLabel(now),
+      searches,
+      quota: config.API_MONTHLY_QUOTA > 0 ? config.API_MONTHLY_QUOTA : null,
+      resets_at: nextMonthStart(now).toISOString().replace('.000Z', 'Z'),
+    },
+    limits: {
+      burst: limit(config.API_THROTTLE_BURST, call.rate?.burst.remaining),
+      sustained: limit(config.API_THROTTLE_SUSTAINED, call.rate?.sustained.remaining),
+    },
+  };
+}
+
 /** Compile-time: the schema describes exactly what the handler answers. */
 export type _KeyResponseCheck = Check<
   Same<z.output<typeof keyResponseSchema>, KeyInfo & Awaited<ReturnType<typeof keyUsageAndLimits>>>
@@ -41,7 +86,7 @@ export async function apiKeyRoute(app: FastifyInstance): Promise<void> {
     let usageAndLimits: Awaited<ReturnType<typeof keyUsageAndLimits>>;
     try {
       [record, usageAndLimits] = await Promise.all([
-        findApiKeyById(app.pool, request.apiKey!.keyId),
+        findApiKeyById(app.pool, request.apiCall!.principal.keyId),
         keyUsageAndLimits(request),
       ]);
     } catch (err) {

@@ -12,7 +12,7 @@ export async function webRoute(app: FastifyInstance): Promise<void> {
   registerSearchRoute(app, {
     path: '/web/',
     schema: webQuerySchema,
-    units: (params) => params.engine.length,
+    units: (params) => params?.engine.length ?? 0,
     handle: (params) => searchWeb(app, params),
     doc: {
       operationId: 'webSearch',

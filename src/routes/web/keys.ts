@@ -80,13 +80,8 @@ async function renderKeys(
   );
 }
 
-/**
- * The user's searches this month, null when unreadable. What this process
- * (and, WORKERS > 1, the other workers) still buffers is written first, so the
- * figure holds the searches of a moment ago.
- */
+/** The user's searches this month (counted as they are admitted), null when unreadable. */
 async function searchesThisMonth(app: FastifyInstance, userId: number): Promise<number | null> {
-  await Promise.all([app.peers?.flushUsage(), app.lifecycle.flush()]);
   return monthlySearches(app.pool, userId).catch(() => null);
 }
 

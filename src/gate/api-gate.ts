@@ -1,0 +1,263 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  authenticatorFor,
+  INVALID_KEY,
+  type Identity,
+  NOT_PROVIDED,
+  presentedKey,
+  UNAVAILABLE,
+  USER_DISABLED,
+} from '../auth/api-key-auth.js';
+import { listenForKeyChanges } from '../auth/key-changes.js';
+import { createLastUsedRecorder } from '../auth/last-used.js';
+import type { ApiPrincipal } from '../auth/types.js';
+import {
+  type AdmissionSettings,
+  createAdmissions,
+  pruneIdleRateLimits,
+  type RateDecision,
+} from '../limits/admission.js';
+import { rateLimitHeader, rateLimitPolicy, retryAfterSeconds, throttledDetail } from '../limits/headers.js';
+import { monthStart, nextMonthStart } from '../limits/month.js';
+import { createUsageRefunds } from '../limits/usage.js';
+
+/*
+ * The gate every API request passes: REST under /api/v1/, MCP, and every other API a client may
+ * speak. Its whole path, in order:
+ *
+ * 1. Identify the key (`presentedKey`: `Authorization: Api-Key|Bearer <key>` or `X-Api-Key`) from
+ *    this process's cache where it can (auth/api-key-auth.ts). No key, a malformed one, or one the
+ *    cache knows to be bad: 401 or 403 at once, before anything else is looked at.
+ * 2. Plan: the route says whether it counts searches and how many this request would count
+ *    (`config.apiGate`; search routes parse their parameters here, see routes/api/search-route.ts).
+ * 3. Admit: one statement decides the burst and sustained limits and the monthly quota, reserving
+ *    the request's searches; a key not cached is looked up by the same statement
+ *    (limits/admission.ts). Refused: 429 with Retry-After; database unreachable: 503.
+ * 4. Run: the route's handler, with `request.apiCall`.
+ * 5. Count: an answer that does not count (an error) gives the reserved searches back
+ *    (limits/usage.ts); the key's last use is written behind (auth/last-used.ts).
+ *
+ * Parameter validation comes after admission, so a 401 or a 429 never becomes a 400.
+ */
+
+/** What a route tells the gate about a request before it is admitted. */
+export interface GatePlan {
+  /** The endpoint counts searches: the monthly quota applies. */
+  metered: boolean;
+  /** Searches this request counts when it succeeds. */
+  units: number;
+  /** Also counted when the answer is a 5xx (translation counts as the backend is asked). */
+  countsOnServerError?: boolean;
+  /** Whatever the route worked out to plan (its parsed parameters), for its handler. */
+  parsed?: unknown;
+}
+
+/** The state of one API request once it passed the gate. */
+export interface ApiCall {
+  principal: ApiPrincipal;
+  plan: GatePlan;
+  /** The rate windows after this request; null for a request not rate-limited. */
+  rate: RateDecision | null;
+  /** `YYYY-MM-01`: the month the reserved searches were counted in. */
+  month: string;
+  /** The user's searches this month after this request, when the statement read them. */
+  searchesThisMonth: number | null;
+}
+
+/** Why the gate refused a request (for metrics). */
+export type GateRefusal = 'unauthenticated' | 'forbidden' | 'rate' | 'quota' | 'unavailable';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the gate on an admitted API request. */
+    apiCall?: ApiCall;
+    /** Set by the gate on a refused API request. */
+    gateRefusal?: GateRefusal;
+    /** The rate windows' verdict, admitted or not (for the RateLimit header). */
+    gateRate?: RateDecision;
+  }
+  interface FastifyContextConfig {
+    /** The route's plan for a request (default: counts no searches). */
+    apiGate?: (request: FastifyRequest) => GatePlan;
+  }
+  interface FastifyInstance {
+    apiGate: ApiGate;
+  }
+}
+
+export interface GateOptions {
+  /** Requests count against the rate limits and quota (false: authentication only, MCP protocol messages). */
+  limited: boolean;
+  /**
+   * Where a request of this scope presents its key (default `presentedKey`: the Authorization and
+   * X-Api-Key headers). A scope for clients that cannot send those (a key in the base URL, HTTP
+   * Basic auth) reads them too.
+   */
+  presented?: (request: FastifyRequest) => string | null;
+}
+
+export interface ApiGate {
+  /** Adds the gate's hooks to a scope: every route of it, and its 404 handler. */
+  guard(scope: FastifyInstance, options: GateOptions): void;
+}
+
+const UNMETERED: GatePlan = { metered: false, units: 0 };
+const PRUNE_INTERVAL_MS = 10 * 60 * 1000;
+/** Seconds a client is asked to wait when the database is unreachable. */
+const UNAVAILABLE_RETRY_AFTER = '5';
+
+/** The gate's services for one app: the key cache, admissions, refunds, last-used writes. */
+export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['clock']): ApiGate {
+  const { config, pool } = app;
+  const limits = { burst: config.API_THROTTLE_BURST, sustained: config.API_THROTTLE_SUSTAINED };
+  const policy = rateLimitPolicy(limits);
+  const authenticator = authenticatorFor(pool);
+  const admissions = createAdmissions(pool, { limits, monthlyQuota: config.API_MONTHLY_QUOTA, clock }, (err) =>
+    app.log.warn({ err }, 'could not look up what a lost admission reserved; will retry'),
+  );
+  const refunds = createUsageRefunds(pool, (err) => app.log.warn({ err }, 'could not give searches back'));
+  const lastUsed = createLastUsedRecorder(pool, (err) =>
+    app.log.warn({ err }, 'could not record when an API key was last used'),
+  );
+  const changes = listenForKeyChanges(pool, authenticator, { log: app.log });
+  const prune = setInterval(() => {
+    pruneIdleRateLimits(pool, limits).catch((err: Error) => app.log.warn({ err }, 'rate-limit prune failed'));
+  }, PRUNE_INTERVAL_MS);
+  prune.unref();
+  app.lifecycle.onFlush('api-key-last-used', () => lastUsed.flush());
+  app.lifecycle.onFlush('usage refunds', () => refunds.flush());
+  app.addHook('onClose', async () => {
+    clearInterval(prune);
+    admissions.stop();
+    await changes.close();
+  });
+
+  /** The latest admission failed for want of the database. */
+  let databaseAway = false;
+
+  const refuse = (request: FastifyRequest, reply: FastifyReply, why: GateRefusal, status: number, detail: string) => {
+    request.gateRefusal = why;
+    if (status === 401) reply.header('WWW-Authenticate', 'Api-Key');
+    return reply.code(status).send({ detail });
+  };
+
+  /** Sets `request.apiCall` and returns undefined, or sends the refusal and returns the reply (Fastify then stops). */
+  async function pass(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    options: GateOptions,
+  ): Promise<FastifyReply | undefined> {
+    const presented = options.presented ? options.presented(request) : presentedKey(request.headers);
+    const identity: Identity = authenticator.identify(presented);
+    if (identity.kind === 'not-provided') return refuse(request, reply, 'unauthenticated', 401, NOT_PROVIDED);
+    if (identity.kind === 'invalid') return refuse(request, reply, 'unauthenticated', 401, INVALID_KEY);
+    if (identity.kind === 'disabled') return refuse(request, reply, 'forbidden', 403, USER_DISABLED);
+    const plan = options.limited ? (request.routeOptions.config?.apiGate?.(request) ?? UNMETERED) : UNMETERED;
+    const month = monthStart(new Date(clock?.() ?? Date.now()));
+    if (identity.kind === 'ok' && !options.limited) {
+      request.apiCall = { principal: identity.principal, plan, rate: null, month, searchesThisMonth: null };
+      return undefined;
+    }
+
+    let decided: Awaited<ReturnType<typeof admissions.admit>>;
+    try {
+      decided = await admissions.admit({
+        key:
+          identity.kind === 'ok'
+            ? { keyId: identity.principal.keyId, userId: identity.principal.userId }
+            : { prefix: identity.prefix, secretHash: identity.secretHash },
+        limited: options.limited,
+        metered: plan.metered,
+        units: plan.units,
+      });
+    } catch (err) {
+      // Once per outage, not once per refused request.
+      if (!databaseAway) request.log.warn({ err }, 'the API gate cannot reach the database: answering 503');
+      databaseAway = true;
+      reply.header('Retry-After', UNAVAILABLE_RETRY_AFTER);
+      return refuse(request, reply, 'unavailable', 503, UNAVAILABLE);
+    }
+    if (databaseAway) {
+      databaseAway = false;
+      request.log.info('the API gate reaches the database again');
+    }
+    if (identity.kind === 'unknown') authenticator.remember(identity, decided.row ?? null);
+
+    const admission = decided.admission;
+    switch (admission.verdict) {
+      case 'invalid-key':
+        return refuse(request, reply, 'unauthenticated', 401, INVALID_KEY);
+      case 'disabled-user':
+        return refuse(request, reply, 'forbidden', 403, USER_DISABLED);
+      case 'throttled': {
+        request.gateRate = admission.rate;
+        const wait = retryAfterSeconds(admission.rate);
+        reply.header('Retry-After', String(wait));
+        return refuse(request, reply, 'rate', 429, throttledDetail(wait));
+      }
+      case 'quota-exhausted': {
+        request.gateRate = admission.rate;
+        const now = new Date(clock?.() ?? Date.now());
+        const resets = nextMonthStart(now);
+        reply.header('Retry-After', String(Math.max(1, Math.ceil((resets.getTime() - now.getTime()) / 1000))));
+        const left = config.API_MONTHLY_QUOTA - admission.searchesThisMonth;
+        const short =
+          left > 0 ? `: ${left} ${left === 1 ? 'search' : 'searches'} left, this request needs ${plan.units}` : '';
+        return refuse(
+          request,
+          reply,
+          'quota',
+          429,
+          `Monthly search quota exhausted${short}. It resets on ${monthStart(resets)}.`,
+        );
+      }
+      case 'admitted': {
+        if (admission.rate) request.gateRate = admission.rate;
+        const principal =
+          identity.kind === 'ok'
+            ? identity.principal
+            : {
+                keyId: decided.keyId!,
+                prefix: identity.prefix,
+                userId: decided.userId!,
+                username: decided.row?.username ?? '',
+              };
+        request.apiCall = {
+          principal,
+          plan,
+          rate: admission.rate,
+          month,
+          searchesThisMonth: admission.searchesThisMonth,
+        };
+        return undefined;
+      }
+    }
+  }
+
+  /** Whether an answer with this status counts the searches its request reserved. */
+  const counts = (plan: GatePlan, status: number) =>
+    status < 400 || (plan.countsOnServerError === true && status >= 500);
+
+  return {
+    guard(scope, options) {
+      scope.addHook('onRequest', (request, reply) => pass(request, reply, options));
+      if (options.limited) {
+        scope.addHook('onSend', (request, reply, payload, done) => {
+          reply.header('RateLimit-Policy', policy);
+          if (request.gateRate) reply.header('RateLimit', rateLimitHeader(request.gateRate));
+          done(null, payload);
+        });
+      }
+      scope.addHook('onResponse', (request, reply, done) => {
+        const call = request.apiCall;
+        if (call) {
+          lastUsed.touch(call.principal.keyId);
+          if (call.plan.units > 0 && !counts(call.plan, reply.statusCode)) {
+            refunds.giveBack(call.principal.userId, call.month, call.plan.units);
+          }
+        }
+        done();
+      });
+    },
+  };
+}

@@ -1,0 +1,170 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueApiKey } from '../../src/auth/api-keys.js';
+import { createUser } from '../../src/auth/users.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { freePort } from '../helpers/server.js';
+
+/*
+ * Limits and quota are exact at any number of processes: two instances on one database, each with
+ * WORKERS=2 (four server processes), under concurrent load with one key. Each request opens its own
+ * connection, so the primaries hand them to both workers in turn.
+ */
+
+interface Instance {
+  child: ChildProcess;
+  base: string;
+  exited: Promise<number | null>;
+}
+
+let db: TestDatabase;
+let users = 0;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => db?.drop());
+
+async function startInstance(env: Record<string, string>): Promise<Instance> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      WORKERS: '2',
+      PROBE_INTERVAL_SECONDS: '0',
+      DATABASE_URL: db.url,
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let errors = '';
+  child.stderr!.on('data', (c) => (errors += c));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the server exited: ${errors}`);
+    if (Date.now() > deadline) throw new Error(`the server did not start: ${errors}`);
+    // Ready once both workers answer: the key route needs a worker (the primary answers nothing).
+    const up = await fetch(`${base}/api/v1/`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (up === 401) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, base, exited };
+}
+
+async function stopAll(instances: Instance[]): Promise<void> {
+  for (const s of instances) if (s.child.exitCode === null) s.child.kill('SIGTERM');
+  await Promise.all(instances.map((s) => s.exited));
+}
+
+async function newKey(): Promise<string> {
+  const user = await createUser(db.pool, { username: `scale${++users}` });
+  return (await issueApiKey(db.pool, user.id)).key;
+}
+
+/** Runs `count` tasks with at most `concurrency` at a time; their results in order. */
+async function inParallel<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array(count);
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      results[i] = await task(i);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return results;
+}
+
+const tally = (statuses: number[]) =>
+  statuses.reduce<Record<number, number>>((t, s) => ({ ...t, [s]: (t[s] ?? 0) + 1 }), {});
+
+describe('two instances of two workers each, one database', () => {
+  it('admit exactly the burst limit: 20 of 200 concurrent requests of one key', { timeout: 120_000 }, async () => {
+    const env = { API_THROTTLE_BURST: '20/min', API_THROTTLE_SUSTAINED: '100000/day' };
+    const instances = [await startInstance(env), await startInstance(env)];
+    try {
+      const key = await newKey();
+      const statuses = await inParallel(200, 200, async (i) => {
+        const res = await fetch(`${instances[i % 2]!.base}/api/v1/`, {
+          headers: { authorization: `Api-Key ${key}`, connection: 'close' },
+        });
+        await res.arrayBuffer();
+        return res.status;
+      });
+      expect(tally(statuses)).toEqual({ 200: 20, 429: 180 });
+    } finally {
+      await stopAll(instances);
+    }
+  });
+
+  it('admit exactly the monthly quota over REST and MCP, and the key shows it', { timeout: 120_000 }, async () => {
+    const env = { API_THROTTLE_BURST: '100000/min', API_THROTTLE_SUSTAINED: '1000000/day', API_MONTHLY_QUOTA: '25' };
+    const instances = [await startInstance(env), await startInstance(env)];
+    try {
+      // REST: 80 instant answers (one search each, no upstream) at 16 concurrent.
+      const rest = await newKey();
+      const statuses = await inParallel(80, 16, async (i) => {
+        const res = await fetch(`${instances[i % 2]!.base}/api/v1/instant/?q=${i}%2B1`, {
+          headers: { authorization: `Api-Key ${rest}`, connection: 'close' },
+        });
+        await res.arrayBuffer();
+        return res.status;
+      });
+      expect(tally(statuses)).toEqual({ 200: 25, 429: 55 });
+      for (const s of instances) {
+        const shown = (await (
+          await fetch(`${s.base}/api/v1/key/`, { headers: { authorization: `Api-Key ${rest}`, connection: 'close' } })
+        ).json()) as { usage: { searches: number; quota: number } };
+        expect(shown.usage).toMatchObject({ searches: 25, quota: 25 });
+      }
+
+      // MCP: the same through the SDK's own client, one per instance.
+      const agent = await newKey();
+      const clients = await Promise.all(
+        instances.map(async (s) => {
+          const client = new Client({ name: 'scale-test', version: '1.0.0' });
+          await client.connect(
+            new StreamableHTTPClientTransport(new URL(`${s.base}/mcp`), {
+              requestInit: { headers: { authorization: `Bearer ${agent}` } },
+            }),
+          );
+          return client;
+        }),
+      );
+      try {
+        const results = await inParallel(
+          80,
+          16,
+          async (i) =>
+            (await clients[i % 2]!.callTool({
+              name: 'instant_answer',
+              arguments: { q: `${i}+2` },
+            })) as CallToolResult,
+        );
+        expect(results.filter((r) => !r.isError)).toHaveLength(25);
+        const refusals = results.filter((r) => r.isError);
+        expect(refusals).toHaveLength(55);
+        for (const r of refusals) expect(JSON.stringify(r.content)).toMatch(/quota/i);
+      } finally {
+        await Promise.all(clients.map((c) => c.close()));
+      }
+      const shown = (await (
+        await fetch(`${instances[0]!.base}/api/v1/key/`, { headers: { authorization: `Api-Key ${agent}` } })
+      ).json()) as { usage: { searches: number } };
+      expect(shown.usage.searches).toBe(25);
+    } finally {
+      await stopAll(instances);
+    }
+  });
+});
