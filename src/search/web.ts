@@ -6,7 +6,7 @@ import { unresponsiveOf } from '../providers/runner.js';
 import type { ProviderDirectory, ProviderSlug, Unresponsive, Upstream, WebEngineCalls } from '../providers/types.js';
 import { createHighlighter, type Highlighter } from './highlight.js';
 import { correctionOf, mergeResults, type WebResult } from './merge.js';
-import { allFailed, notConfigured, type SearchOutcome } from './outcome.js';
+import { noAnswer, notConfigured, type SearchOutcome } from './outcome.js';
 import type { EngineSlug, WebParams } from './params.js';
 
 /*
@@ -35,7 +35,11 @@ export interface WebResponse {
 const WEB_ENGINES = new Map<ProviderSlug, WebEngineCalls>(providersOffering('web').map((p) => [p.slug, p.calls.web]));
 
 /** The engines of `scope` this instance will actually ask for `query`, in slug order. */
-export function enginesToAsk(scope: readonly EngineSlug[], query: WebQuery, providers: ProviderDirectory): EngineSlug[] {
+export function enginesToAsk(
+  scope: readonly EngineSlug[],
+  query: WebQuery,
+  providers: ProviderDirectory,
+): EngineSlug[] {
   return scope.filter((e) => providers.isConfigured(e) && (WEB_ENGINES.get(e)?.accepts?.(query) ?? true));
 }
 
@@ -89,8 +93,7 @@ export async function searchWeb(deps: SearchDeps, params: WebParams): Promise<Se
     if (outcome.provider === 'provider_01') correction = correctionOf(query.q, slice.altered);
     if (slice.results.length > 0) lists.push({ engine: outcome.provider, results: slice.results });
   }
-  const unresponsive = unresponsiveOf(outcomes);
-  if (asked.length > 0 && unresponsive.length === asked.length) return allFailed(unresponsive);
+  if (asked.length > 0 && !outcomes.some((o) => o.ok)) return noAnswer(outcomes);
 
   return {
     status: 200,
@@ -101,7 +104,7 @@ export async function searchWeb(deps: SearchDeps, params: WebParams): Promise<Se
       engine: params.engine,
       correction,
       results: mergeResults(lists),
-      unresponsive,
+      unresponsive: unresponsiveOf(outcomes),
     },
   };
 }
