@@ -86,8 +86,11 @@ async function inParallel<T>(count: number, concurrency: number, task: (i: numbe
   return results;
 }
 
-const tally = (statuses: number[]) =>
-  statuses.reduce<Record<number, number>>((t, s) => ({ ...t, [s]: (t[s] ?? 0) + 1 }), {});
+function tally(statuses: number[]): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
+  return counts;
+}
 
 describe('two instances of two workers each, one database', () => {
   it('admit exactly the burst limit: 20 of 200 concurrent requests of one key', { timeout: 120_000 }, async () => {
