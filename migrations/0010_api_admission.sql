@@ -239,16 +239,22 @@ BEGIN
      WHERE resolved_auth[i] = 'ok' AND metered[i] AND (units[i] > 0 OR monthly_quota > 0)
      ORDER BY 1
   LOOP
-    INSERT INTO usage_monthly (user_id, month) VALUES (locked_id, usage_month) ON CONFLICT DO NOTHING;
     PERFORM 1 FROM usage_monthly u WHERE u.user_id = locked_id AND u.month = usage_month FOR UPDATE;
+    IF NOT FOUND THEN
+      INSERT INTO usage_monthly (user_id, month) VALUES (locked_id, usage_month) ON CONFLICT DO NOTHING;
+      PERFORM 1 FROM usage_monthly u WHERE u.user_id = locked_id AND u.month = usage_month FOR UPDATE;
+    END IF;
   END LOOP;
   FOR locked_id IN
     SELECT DISTINCT resolved_key[i] FROM generate_subscripts(key_ids, 1) i
      WHERE resolved_auth[i] = 'ok' AND limited[i]
      ORDER BY 1
   LOOP
-    INSERT INTO rate_limits (key_id) VALUES (locked_id) ON CONFLICT DO NOTHING;
     PERFORM 1 FROM rate_limits r WHERE r.key_id = locked_id FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+      INSERT INTO rate_limits (key_id) VALUES (locked_id) ON CONFLICT DO NOTHING;
+      PERFORM 1 FROM rate_limits r WHERE r.key_id = locked_id FOR NO KEY UPDATE;
+    END IF;
   END LOOP;
 
   FOR i IN 1 .. n LOOP
