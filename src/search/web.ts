@@ -55,7 +55,17 @@ function sliceBytes(slice: EngineSlice): number {
   return n;
 }
 
-export async function searchWeb(deps: SearchDeps, params: WebParams): Promise<SearchOutcome<WebResponse>> {
+/** What the engines in scope answered for a query, before merging. */
+export interface GatheredWeb {
+  query: WebQuery;
+  /** The non-empty result lists, in slug order (what `mergeResults` and `rankResults` take). */
+  lists: { engine: EngineSlug; results: EngineSlice['results'] }[];
+  correction: string;
+  unresponsive: Unresponsive[];
+}
+
+/** Asks the engines in scope at once (the web endpoint merges their lists; so does the SearXNG-compatible API). */
+export async function gatherWeb(deps: SearchDeps, params: WebParams): Promise<SearchOutcome<GatheredWeb>> {
   const query: WebQuery = { q: params.q, page: params.page, safe: params.safe, lang: params.lang, date: params.date };
   const scope = params.engine.filter((e) => WEB_ENGINES.has(e));
   // A configured engine that sits this query out (Staan past page 4) still counts as configured.
@@ -81,7 +91,7 @@ export async function searchWeb(deps: SearchDeps, params: WebParams): Promise<Se
   });
   const outcomes = await deps.upstream.gather(tasks);
 
-  const lists: { engine: EngineSlug; results: EngineSlice['results'] }[] = [];
+  const lists: GatheredWeb['lists'] = [];
   let correction = '';
   for (const outcome of outcomes) {
     if (!outcome.ok) continue;
@@ -91,7 +101,13 @@ export async function searchWeb(deps: SearchDeps, params: WebParams): Promise<Se
   }
   const unresponsive = unresponsiveOf(outcomes);
   if (asked.length > 0 && unresponsive.length === asked.length) return allFailed(unresponsive);
+  return { status: 200, body: { query, lists, correction, unresponsive } };
+}
 
+export async function searchWeb(deps: SearchDeps, params: WebParams): Promise<SearchOutcome<WebResponse>> {
+  const gathered = await gatherWeb(deps, params);
+  if (gathered.status !== 200) return gathered;
+  const { query, lists, correction, unresponsive } = gathered.body;
   return {
     status: 200,
     body: {
