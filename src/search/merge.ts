@@ -46,7 +46,9 @@ interface Entry extends RankedResult {
 }
 
 /** Fuses per-engine lists, best first; `lists` must be in slug order. */
-export function rankResults(lists: readonly { engine: EngineSlug; results: readonly EngineResult[] }[]): RankedResult[] {
+export function rankResults(
+  lists: readonly { engine: EngineSlug; results: readonly EngineResult[] }[],
+): RankedResult[] {
   const byUrl = new Map<string, Entry>();
   const entries: Entry[] = [];
   for (const { engine, results } of lists) {

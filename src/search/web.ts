@@ -35,7 +35,11 @@ export interface WebResponse {
 const WEB_ENGINES = new Map<ProviderSlug, WebEngineCalls>(providersOffering('web').map((p) => [p.slug, p.calls.web]));
 
 /** The engines of `scope` this instance will actually ask for `query`, in slug order. */
-export function enginesToAsk(scope: readonly EngineSlug[], query: WebQuery, providers: ProviderDirectory): EngineSlug[] {
+export function enginesToAsk(
+  scope: readonly EngineSlug[],
+  query: WebQuery,
+  providers: ProviderDirectory,
+): EngineSlug[] {
   return scope.filter((e) => providers.isConfigured(e) && (WEB_ENGINES.get(e)?.accepts?.(query) ?? true));
 }
 

@@ -99,7 +99,10 @@ describe('GET /search?format=json: the response', () => {
       },
       { url: 'https://brave-only.example/' },
     ]);
-    fakes.web.mojeek.setResults(q, [{ url: 'https://mojeek-only.example/' }, { url: 'https://doc.rust-lang.org/book/?x=1#intro' }]);
+    fakes.web.mojeek.setResults(q, [
+      { url: 'https://mojeek-only.example/' },
+      { url: 'https://doc.rust-lang.org/book/?x=1#intro' },
+    ]);
     const res = await search({ q, format: 'json', engines: 'brave,mojeek' });
     expect(res.status).toBe(200);
     const [first] = results(res.body);

@@ -71,7 +71,10 @@ describe('authentication', () => {
       [`/searxng/${key}/search`, {}],
     ];
     for (const [path, headers] of ways) {
-      const res = await get(`${path}?q=auth+${encodeURIComponent(JSON.stringify(headers).slice(0, 12))}&format=json`, headers);
+      const res = await get(
+        `${path}?q=auth+${encodeURIComponent(JSON.stringify(headers).slice(0, 12))}&format=json`,
+        headers,
+      );
       expect(res.status, `${path} ${Object.keys(headers).join()}`).toBe(200);
     }
     expect((await get(`/searxng/${key}/config`)).status).toBe(200);

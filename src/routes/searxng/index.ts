@@ -9,7 +9,14 @@ import { qSchema } from '../../search/params.js';
 import { suggest } from '../../search/suggest.js';
 import { instantDepsOf } from '../api/instant.js';
 import { CATEGORIES, ENGINES } from './engines.js';
-import { type FieldErrors, parseSearxQuery, type RawFields, rawFields, type SearxQuery, unsupportedFormat } from './params.js';
+import {
+  type FieldErrors,
+  parseSearxQuery,
+  type RawFields,
+  rawFields,
+  type SearxQuery,
+  unsupportedFormat,
+} from './params.js';
 import { unresponsiveEngines } from './results.js';
 import { searxSearch } from './search.js';
 
@@ -180,7 +187,13 @@ async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Prom
     // SearXNG's two forms: a plain list for its own search form, OpenSearch's for everyone else.
     if (request.headers['x-requested-with'] === 'XMLHttpRequest') return suggestions;
     reply.header('content-type', 'application/x-suggestions+json; charset=utf-8');
-    return JSON.stringify([raw, suggestions, [], [], { 'google:suggestrelevance': suggestions.map((_, i) => 600 - i) }]);
+    return JSON.stringify([
+      raw,
+      suggestions,
+      [],
+      [],
+      { 'google:suggestrelevance': suggestions.map((_, i) => 600 - i) },
+    ]);
   });
 }
 

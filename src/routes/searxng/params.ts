@@ -10,7 +10,16 @@ import { type Category, CATEGORIES, engineNamed, isCategory } from './engines.js
  * safesearch it does not know); unknown categories and engines are ignored as SearXNG ignores them.
  */
 
-export const FIELDS = ['q', 'format', 'categories', 'engines', 'language', 'pageno', 'time_range', 'safesearch'] as const;
+export const FIELDS = [
+  'q',
+  'format',
+  'categories',
+  'engines',
+  'language',
+  'pageno',
+  'time_range',
+  'safesearch',
+] as const;
 
 export type RawFields = Partial<Record<(typeof FIELDS)[number], string>>;
 
@@ -72,7 +81,9 @@ function addEngine(categories: Map<Category, Scope>, category: Category, slug: E
   categories.set(category, engines);
 }
 
-export function parseSearxQuery(fields: RawFields): { ok: true; value: SearxQuery } | { ok: false; errors: FieldErrors } {
+export function parseSearxQuery(
+  fields: RawFields,
+): { ok: true; value: SearxQuery } | { ok: false; errors: FieldErrors } {
   const errors: FieldErrors = {};
   const q = qSchema.safeParse(fields.q);
   if (!q.success) errors.q = q.error.issues[0]?.message ?? 'Invalid.';

@@ -180,7 +180,12 @@ export function mapResult(place: Place, rank: number): Json {
 }
 
 /** An infobox as SearXNG's engines give one (its LegacyResult fields included). */
-function infobox(engine: string, fields: { infobox: string; id: string; content: string; img_src: string }, urls: { title: string; url: string }[], attributes: { label: string; value: string }[]): Json {
+function infobox(
+  engine: string,
+  fields: { infobox: string; id: string; content: string; img_src: string },
+  urls: { title: string; url: string }[],
+  attributes: { label: string; value: string }[],
+): Json {
   return {
     infobox: fields.infobox,
     id: fields.id,

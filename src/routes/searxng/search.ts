@@ -104,12 +104,14 @@ export async function searxSearch(
   const { q, lang, safe } = query;
   const parts = Promise.all([...query.categories.keys()].map((c) => runCategory(deps, c, query)));
   const cards: Promise<CardsResponse | null> = query.cards
-    ? searchCards(deps, { q, lang, safe, engine: scopeEngines(query.categories.get('general') ?? 'all') }).then(
-        (o) => (o.status === 200 ? o.body : null),
+    ? searchCards(deps, { q, lang, safe, engine: scopeEngines(query.categories.get('general') ?? 'all') }).then((o) =>
+        o.status === 200 ? o.body : null,
       )
     : Promise.resolve(null);
   const answer: Promise<InstantAnswer | null> | InstantAnswer | null =
-    query.page === 1 ? instantAnswer(instantDeps, { q, lang, ip: asker.ip, userAgent: asker.userAgent, log: asker.log }) : null;
+    query.page === 1
+      ? instantAnswer(instantDeps, { q, lang, ip: asker.ip, userAgent: asker.userAgent, log: asker.log })
+      : null;
   const [outcomes, cardsBody, found] = await Promise.all([parts, cards, answer]);
 
   const results: Json[] = [];
