@@ -316,6 +316,71 @@ describe('categories and engines', () => {
   });
 });
 
+describe('requests as the clients send them', () => {
+  const send = async (url: string, headers: Record<string, string> = { 'x-api-key': key }) => {
+    const res = await t.app.inject({ method: 'GET', url, headers });
+    return { status: res.statusCode, body: res.json() as Json };
+  };
+
+  it("answers Open WebUI's request: its query URL with q, empty time_range and categories, language en-US", async () => {
+    const q = uniq('open webui');
+    const params = new URLSearchParams({
+      q,
+      format: 'json',
+      pageno: '1',
+      safesearch: '1',
+      language: 'en-US',
+      time_range: '',
+      categories: '',
+      theme: 'simple',
+      image_proxy: '0',
+    });
+    const res = await send(`/searxng/${key}/search?${params}`, { accept: 'text/html' });
+    expect(res.status).toBe(200);
+    expect(results(res.body).length).toBeGreaterThan(0);
+    expect(fakes.web.brave.requests[0]!.query.get('search_lang')).toBe('en');
+  });
+
+  it("answers LibreChat's request: general, language all, engines Sift does not have", async () => {
+    const q = uniq('librechat');
+    const params = new URLSearchParams({
+      q,
+      format: 'json',
+      pageno: '1',
+      categories: 'general',
+      language: 'all',
+      safesearch: '0',
+      engines: 'google,bing,duckduckgo',
+    });
+    const res = await send(`/search?${params}`);
+    expect(res.status).toBe(200);
+    expect(new Set(results(res.body).flatMap((r) => r.engines as string[]))).toEqual(
+      new Set(['brave', 'mojeek', 'marginalia', 'staan']),
+    );
+    expect(fakes.web.brave.requests[0]!.query.has('search_lang')).toBe(false);
+  });
+
+  it("answers Perplexica's image search, which names image engines and no category, with images", async () => {
+    const params = new URLSearchParams({ q: uniq('perplexica'), format: 'json', engines: 'bing images,google images' });
+    const res = await send(`/search?${params}`);
+    expect(results(res.body).length).toBeGreaterThan(0);
+    expect(results(res.body).every((r) => r.category === 'images' && typeof r.img_src === 'string')).toBe(true);
+    const videos = await send(
+      `/search?${new URLSearchParams({ q: uniq('perplexica'), format: 'json', engines: 'youtube' })}`,
+    );
+    expect(results(videos.body).every((r) => r.category === 'videos')).toBe(true);
+  });
+
+  it("searches at the key's base URL itself, as LangChain Python's SearxSearchWrapper asks it", async () => {
+    const q = uniq('python wrapper');
+    for (const base of [`/searxng/${key}`, `/searxng/${key}/`]) {
+      const res = await send(`${base}?${new URLSearchParams({ q, format: 'json' })}`, {});
+      expect(res.status, base).toBe(200);
+      expect(res.body.query).toBe(q);
+    }
+  });
+});
+
 describe('invalid requests', () => {
   it('refuses an unsupported format, a missing q and bad parameters with a 400 JSON error, counting nothing', async () => {
     const before = await usage();

@@ -169,6 +169,11 @@ async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Prom
   };
 
   scope.route({ method: ['GET', 'POST'], url: '/search', config: { apiGate: searchPlan }, handler: searchHandler });
+  // The base URL itself searches too, as SearXNG's index does with a query (LangChain Python's
+  // SearxSearchWrapper asks `searx_host` as it is); at the root that path is Sift's own page.
+  if (options.keyInUrl) {
+    scope.route({ method: ['GET', 'POST'], url: '/', config: { apiGate: searchPlan }, handler: searchHandler });
+  }
 
   scope.get('/config', async () => configBody(app));
 

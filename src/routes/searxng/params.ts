@@ -42,7 +42,20 @@ export type FieldErrors = Record<string, string>;
 
 const TIME_RANGES: Readonly<Record<string, DateFilter>> = { day: 'd', week: 'w', month: 'm', year: 'y' };
 const LANGUAGE = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$/;
+const AUTOMATIC: ReadonlySet<string> = new Set(['all', 'auto']);
 const WEB_ENGINES: ReadonlySet<string> = new Set(ENGINE_SLUGS);
+
+/**
+ * The category of an engine Sift does not have, by SearXNG's names ("bing images", "google news",
+ * "youtube"): Perplexica asks for images by naming image engines, without a category.
+ */
+export function categoryOfOtherEngine(name: string): Category {
+  if (/\bimages?$|^(?:flickr|unsplash|openverse|pinterest|deviantart|imgur|wallhaven)\b/.test(name)) return 'images';
+  if (/\bvideos?$|^(?:youtube|vimeo|dailymotion|odysee|rumble)\b/.test(name)) return 'videos';
+  if (/\bnews$/.test(name)) return 'news';
+  if (/\bmaps?$|^(?:photon|openstreetmap)\b/.test(name)) return 'map';
+  return 'general';
+}
 
 /** The fields of the query string and the body (form or JSON object), the body's winning. */
 export function rawFields(query: unknown, body: unknown): RawFields {
@@ -110,17 +123,22 @@ export function parseSearxQuery(
     else if (safesearch !== '1' && safesearch !== '2') errors.safesearch = 'Must be 0, 1 or 2.';
   }
 
-  const language = (fields.language ?? '').trim();
-  const lang = LANGUAGE.test(language) ? language.split(/[-_]/)[0]!.toLowerCase() : '';
+  // "all" and "auto" (what Open WebUI and LibreChat send) leave the language to the engines.
+  const language = (fields.language ?? '').trim().toLowerCase();
+  const lang = LANGUAGE.test(language) && !AUTOMATIC.has(language) ? language.split(/[-_]/)[0]! : '';
 
   if (Object.keys(errors).length > 0 || !q.success) return { ok: false, errors };
 
   const categories = new Map<Category, Scope>();
   for (const name of list(fields.categories)) if (isCategory(name)) categories.set(name, 'all');
   let cardEngine = false;
+  const others = new Set<Category>();
   for (const name of list(fields.engines)) {
     const named = engineNamed(name);
-    if (!named) continue;
+    if (!named) {
+      others.add(categoryOfOtherEngine(name));
+      continue;
+    }
     const { engine } = named;
     const web = WEB_ENGINES.has(engine.slug);
     if (!web && engine.categories[0] === 'general') {
@@ -130,6 +148,9 @@ export function parseSearxQuery(
     const category = named.category ?? engine.categories[0]!;
     addEngine(categories, category, web ? engine.slug : null);
   }
+  // Engines Sift does not have stand for their category, searched with Sift's own engines, unless
+  // the request already searches it (`engines=mojeek,google` asks Mojeek only).
+  for (const category of others) if (!categories.has(category)) categories.set(category, 'all');
   if (categories.size === 0 && !cardEngine) categories.set('general', 'all');
   // In SearXNG's order, whatever order they were asked in.
   const ordered = new Map<Category, Scope>();
