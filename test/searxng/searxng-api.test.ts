@@ -178,6 +178,18 @@ describe('GET /search?format=json: the response', () => {
     });
   });
 
+  it('looks for cards on page 1 without a time range only, so that no engine is asked twice', async () => {
+    const q = uniq('jupiter');
+    await search({ q, format: 'json', time_range: 'week' });
+    await search({ q, format: 'json', pageno: '2' });
+    expect(fakes.cards.wikipedia.requests).toHaveLength(0);
+    expect(fakes.web.brave.requests).toHaveLength(2);
+    await search({ q, format: 'json' });
+    expect(fakes.cards.wikipedia.requests.length).toBeGreaterThan(0);
+    // The cards' web search is the search's own: Brave asked once more, not twice.
+    expect(fakes.web.brave.requests).toHaveLength(3);
+  });
+
   it("puts Brave's spelling correction in corrections", async () => {
     const q = uniq('helo wrld');
     fakes.web.brave.setAltered(q, 'hello world');

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/auth/api-keys.js';
 import { createUser } from '../../src/auth/users.js';
+import { redactUrl } from '../../src/logging.js';
 import { monthlySearches } from '../../src/limits/usage.js';
 import { type AllFakes, startAllFakes } from '../fakes/all.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -131,6 +132,13 @@ describe('limits, quota and usage', () => {
 });
 
 describe('a key in the URL', () => {
+  it('is redacted from the URL of every log line, with or without a path or query after it', () => {
+    expect(redactUrl('/searxng/svc_sk_ab.cd/search?q=a')).toBe('/searxng/[redacted]/search?q=a');
+    expect(redactUrl('/searxng/svc_sk_ab.cd')).toBe('/searxng/[redacted]');
+    expect(redactUrl('/searxng/svc_sk_ab.cd?q=a&token=t')).toBe('/searxng/[redacted]?q=a&token=[redacted]');
+    expect(redactUrl('/search?q=searxng')).toBe('/search?q=searxng');
+  });
+
   it('never reaches a log line, a metric label or an error body', async () => {
     const wrong = `${key.slice(0, -4)}YYYY`;
     await get(`/searxng/${key}/search?q=logged&format=json`);

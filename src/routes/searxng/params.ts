@@ -34,7 +34,7 @@ export interface SearxQuery {
   page: number;
   date: DateFilter;
   safe: boolean;
-  /** Knowledge cards (infoboxes) are looked for: page 1 of a general search of every engine, or a card engine named. */
+  /** Knowledge cards (infoboxes) are looked for: page 1, no time range, every web engine or a card engine named. */
   cards: boolean;
 }
 
@@ -167,7 +167,8 @@ export function parseSearxQuery(
       page,
       date,
       safe,
-      cards: page === 1 && (ordered.get('general') === 'all' || cardEngine),
+      // Not with a time range: the cards' own web search has none, so it would ask every engine again.
+      cards: page === 1 && date === '' && (ordered.get('general') === 'all' || cardEngine),
     },
   };
 }
