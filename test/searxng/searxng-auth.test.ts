@@ -154,12 +154,12 @@ describe('a key in the URL', () => {
     expect(logs.text()).not.toContain(wrong.split('.')[1]!);
   });
 
-  it('is turned off by SEARXNG_KEY_IN_URL=false: a 404 saying so, the root API still served', async () => {
-    const off = await startApp(db, { ...fakes.env, SEARXNG_KEY_IN_URL: 'false' });
+  it('is turned off by SEARXNG_KEY_IN_URL_ENABLED=false: a 404 saying so, the root API still served', async () => {
+    const off = await startApp(db, { ...fakes.env, SEARXNG_KEY_IN_URL_ENABLED: 'false' });
     try {
       const res = await get(`/searxng/${key}/search?q=off`, {}, off);
       expect(res.status).toBe(404);
-      expect(String(res.body.detail)).toContain('SEARXNG_KEY_IN_URL=false');
+      expect(String(res.body.detail)).toContain('SEARXNG_KEY_IN_URL_ENABLED=false');
       expect(res.text).not.toContain(key);
       expect((await get('/search?q=off&format=json', { 'x-api-key': key }, off)).status).toBe(200);
     } finally {

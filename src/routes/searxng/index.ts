@@ -23,7 +23,7 @@ import { searxSearch } from './search.js';
 /*
  * SearXNG's JSON API, for the tools that speak it (Open WebUI, LibreChat, Perplexica, LangChain,
  * n8n, mcp-searxng): GET and POST /search?format=json, GET /config, GET /autocompleter; at the
- * root, and below `/searxng/<key>` for clients that take only a URL (SEARXNG_KEY_IN_URL).
+ * root, and below `/searxng/<key>` for clients that take only a URL (SEARXNG_KEY_IN_URL_ENABLED).
  *
  * Every request passes the API gate like /api/v1/: a key in the usual headers, as the password
  * (or user name) of HTTP Basic auth, or in the base URL; the same rate limits and monthly quota;
@@ -202,10 +202,10 @@ async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Prom
   });
 }
 
-/** The SearXNG-compatible API: at the root, and below /searxng/<key> unless SEARXNG_KEY_IN_URL is false. */
+/** The SearXNG-compatible API: at the root, and below /searxng/<key> unless SEARXNG_KEY_IN_URL_ENABLED is false. */
 export async function searxngRoutes(app: FastifyInstance): Promise<void> {
   await app.register(searxngScope, { keyInUrl: false });
-  if (app.config.SEARXNG_KEY_IN_URL) {
+  if (app.config.SEARXNG_KEY_IN_URL_ENABLED) {
     await app.register(searxngScope, { prefix: '/searxng/:key', keyInUrl: true });
     return;
   }
@@ -217,7 +217,7 @@ export async function searxngRoutes(app: FastifyInstance): Promise<void> {
       fail(
         reply,
         404,
-        'Keys in URLs are turned off on this instance (SEARXNG_KEY_IN_URL=false): use the root URL and send the key in the X-API-Key header or as the HTTP Basic auth password.',
+        'Keys in URLs are turned off on this instance (SEARXNG_KEY_IN_URL_ENABLED=false): use the root URL and send the key in the X-API-Key header or as the HTTP Basic auth password.',
       ),
   });
 }
