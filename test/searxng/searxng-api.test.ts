@@ -429,6 +429,33 @@ describe('invalid requests', () => {
   });
 });
 
+describe('odd bodies', () => {
+  it('never answers 500 to a JSON body of any shape', async () => {
+    const bodies = [
+      '[]',
+      '"q"',
+      '42',
+      'null',
+      '{"q": {"a": 1}}',
+      '{"q": ["a", "b"]}',
+      '{"q": 7, "pageno": [2]}',
+      '{"__proto__": {"q": "x"}, "q": "ok"}',
+      '{"engines": [{"a": 1}], "q": "ok"}',
+      '{"q": true}',
+    ];
+    for (const payload of bodies) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/search',
+        payload,
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      });
+      expect(res.statusCode, payload).toBeLessThan(500);
+      expect(res.headers['content-type'], payload).toMatch(/^application\/json/);
+    }
+  });
+});
+
 describe('GET /autocompleter and GET /config', () => {
   it("answers suggestions in OpenSearch's form, and as a plain list to SearXNG's own form", async () => {
     const res = await t.app.inject({ method: 'GET', url: '/autocompleter?q=rus', headers: { 'x-api-key': key } });
