@@ -34,7 +34,7 @@
  * on 2026-11-30 (the six instant queries, main at 0610035): 202,789 instructions a request after
  * the default warm-up on them alone (about 6,800 of them in V8's compiler); with WARM_P over every
  * endpoint and WARM=50000, 290,402 (46,900 in the compiler) and 322,794 (41,400 in the compiler, and
- * some 35,000 in the nextTick runtime path that src/tick-shape.ts describes, which that run took).
+ * some 35,000 in V8's runtime for Node's nextTick tick objects, which that run took).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

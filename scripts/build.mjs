@@ -17,10 +17,10 @@
 // binary packages (argon2, the embedded PostgreSQL binaries), pino (its
 // transports start worker threads from files of its own), and what only some
 // servers load (prom-client, the MCP SDK, pino-pretty). Modules that src/
-// requires through createRequire (sanitize-html, qrcode, undici's agent) are
-// loaded that way too.
+// requires through createRequire (sanitize-html, qrcode) are loaded that way
+// too.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -52,26 +52,6 @@ function compile() {
   if (result.status !== 0) fail('the TypeScript build failed (see above)');
 }
 
-// pg asks, as it loads, whether it runs on Cloudflare Workers; where Node has no `navigator` (Node 20)
-// it builds a fetch Response to find out, which loads Node's own fetch implementation (undici): ~40 ms
-// of CPU in every server process at start, for an answer a bundle for Node knows already.
-const PG_STREAM = /[\\/]node_modules[\\/]pg[\\/]lib[\\/]stream\.js$/;
-const pgOnNode = {
-  name: 'pg-on-node',
-  setup(build) {
-    build.onLoad({ filter: PG_STREAM }, (args) => {
-      const text = readFileSync(args.path, 'utf8');
-      const probe = 'function isCloudflareRuntime() {';
-      if (!text.includes(probe))
-        throw new Error(`${args.path}: no "${probe}" to answer (pg changed): see scripts/build.mjs`);
-      return {
-        contents: text.replace(probe, `${probe}\n  return false // a bundle for Node (scripts/build.mjs)\n`),
-        loader: 'js',
-      };
-    });
-  },
-};
-
 async function bundleServer() {
   const esbuild = createRequire(import.meta.url)('esbuild');
   rmSync(path.join(dist, 'chunks'), { recursive: true, force: true });
@@ -93,11 +73,10 @@ async function bundleServer() {
       banner: {
         js: "import { createRequire as __siftCreateRequire } from 'node:module';\nconst require = __siftCreateRequire(import.meta.url);",
       },
-      // No keepNames: it redefines the name of every function as it is created (closures included), which
-      // cost ~7 % of an instant answer's instructions (bench/request-instructions.ts). A name esbuild
-      // changes to keep two modules' names apart gets a digit (pg's DatabaseError logs as DatabaseError2).
+      // Classes and functions keep their own names where esbuild renames them to keep two modules'
+      // names apart: errors are logged and matched by name (pg's DatabaseError, not DatabaseError2).
+      keepNames: true,
       sourcemap: true,
-      plugins: [pgOnNode],
       logLevel: 'warning',
     });
   } catch {

@@ -1,24 +1,25 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
+  type FastifyRequest,
   type FastifyServerOptions,
+  LogController,
 } from 'fastify';
 import fastifyCors from '@fastify/cors';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyHelmet from '@fastify/helmet';
 import type pg from 'pg';
 import type { Config } from './config/index.js';
-import { registerWebSessions } from './auth/web-session.js';
+import { proxyTrust } from './config/trust-proxy.js';
+import { registerWebSessions } from './routes/web/web-session.js';
 import type { Peers } from './cluster.js';
 import { type Lifecycle, createLifecycle } from './lifecycle.js';
 import { loggerOptions } from './logging.js';
-import { createTurnBatch } from './turn-batch.js';
 import { lazySchemaController } from './lazy-schema-compilers.js';
-import { createRequestIds } from './request-id.js';
-import { lazyRequestLogger, SiftLogController } from './request-log-controller.js';
 import { alertsPlugin } from './alerts/plugin.js';
 import { loadMcpSdk, mcpRoutes, prepareMcpTools } from './mcp/plugin.js';
 import { loadSanitizer } from './providers/stackexchange/sanitize.js';
@@ -33,6 +34,7 @@ import { healthRoutes } from './routes/health.js';
 import { statusPage } from './routes/status-page.js';
 import { accountPages } from './routes/web/index.js';
 import { PAGE_SECURITY_HEADERS } from './routes/web/security-headers.js';
+import { registerPageErrors } from './routes/web/page-errors.js';
 import { createSearchCache } from './providers/cache.js';
 import { createApiGate } from './gate/api-gate.js';
 import { answerUp, isUpPath } from './routes/up.js';
@@ -61,32 +63,56 @@ declare module 'fastify' {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
+/**
+ * Fastify's request log, one line per request at its end (method, redacted URL, status, time)
+ * instead of its two, so that a request's line says everything about it; the incoming line and
+ * monitor polls (frequent and uninteresting) at debug.
+ */
+class RequestLog extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
+    // `res` as Fastify's serializer writes it: a logger passed in (the server's) does not have that serializer.
+    const fields = { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime };
+    if (error) reply.log.error({ ...fields, err: error }, 'request errored');
+    else if (request.url.startsWith('/status/health')) reply.log.debug(fields, 'request completed');
+    else reply.log.info(fields, 'request completed');
+  }
+}
+
 /** Builds the whole application from a config object. Never listens. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
-  const newRequestId = createRequestIds();
   const app = Fastify<http.Server>({
     ...(deps.logger
       ? { loggerInstance: deps.logger }
       : { logger: deps.logger === false ? false : loggerOptions(config) }),
-    // A hop count is valid at run time; the type only lists the other forms.
-    trustProxy: config.TRUST_PROXY as boolean | string,
+    // Every form as a function of (address, hop): what each means is Sift's, not the library's reading.
+    trustProxy: proxyTrust(config.TRUST_PROXY),
     bodyLimit: 256 * 1024,
     return503OnClosing: true,
     // Ajv and fast-json-stringify only if a route ever declares a Fastify schema (lazy-schema-compilers.ts).
     schemaController: lazySchemaController() as FastifyServerOptions['schemaController'],
-    logController: new SiftLogController(),
-    // A request's pino child only when something logs through it (request-log-controller.ts).
-    ...(deps.logger === false ? {} : { childLoggerFactory: lazyRequestLogger }),
+    logController: new RequestLog(),
     genReqId(req) {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newRequestId();
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     // `/up` is answered by the HTTP server itself, before Fastify's routing and hooks.
     serverFactory(handler: http.RequestListener) {
-      return http.createServer((req, res) => {
+      // A client gets REQUEST_TIMEOUT_SECONDS to send its headers and body (a slow one is cut with a
+      // 408), and a process holds at most MAX_CONNECTIONS: slow or idle clients cannot exhaust it.
+      const requestTimeout = config.REQUEST_TIMEOUT_SECONDS * 1000;
+      // Node checks the limits on this interval, so it is a fraction of the limit.
+      const connectionsCheckingInterval = Math.min(30_000, Math.max(250, requestTimeout / 4));
+      const options = { requestTimeout, headersTimeout: requestTimeout, connectionsCheckingInterval };
+      const server = http.createServer(options, (req, res) => {
         if (isUpPath(req.url)) return answerUp(req, res);
         handler(req, res);
       });
+      server.maxConnections = config.MAX_CONNECTIONS;
+      return server;
     },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     // Requests node's parser refuses get a JSON 4xx too (see client-error.ts).
@@ -124,9 +150,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         .send('OK');
       return;
     }
-    // Header names in lower case, as Fastify stores them: a name with capitals is lowered into a new
-    // string on every call, which then misses V8's caches on every store and load of the header
-    // (callgrind: about 1,600 instructions a request for these two). The wire is the same.
     reply.header('x-request-id', request.id);
     // The one security header JSON answers need; the pages get the full set from helmet.
     reply.header('x-content-type-options', 'nosniff');
@@ -149,18 +172,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('preClose', async () => {
     closing = true;
   });
-  // Responses are written together at the end of the event loop's turn (turn-batch.ts says why).
-  const atTurnEnd = createTurnBatch((err) => app.log.error({ err }, 'writing a response failed'));
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('Connection', 'close');
-    atTurnEnd(() => {
-      // What the rest of the send throws goes to the error handler, as it would from within the hook.
-      try {
-        done(null, payload);
-      } catch (err) {
-        done(err as Error);
-      }
-    });
+    done(null, payload);
   });
 
   app.addHook('onClose', async () => {
@@ -215,6 +229,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // The web pages, in their own context: only they pay for security headers, cookies, sessions and CSRF.
   await app.register(async (web) => {
     await web.register(fastifyHelmet, PAGE_SECURITY_HEADERS);
+    registerPageErrors(web);
     await registerWebSessions(web);
     await statusPage(web);
     await accountPages(web);

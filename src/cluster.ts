@@ -3,7 +3,6 @@ import closeWithGrace from 'close-with-grace';
 import type pino from 'pino';
 import type { Config } from './config/index.js';
 import type { openDatabase } from './db/index.js';
-import { writeLogNow } from './logging.js';
 
 /*
  * WORKERS > 1: several server processes on one port (node:cluster; the
@@ -321,7 +320,6 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
       if (!ready && listening === count) {
         ready = true;
         log.info({ ms: Date.now() - startedAt, workers: count }, 'ready');
-        writeLogNow(log);
         allListening();
       }
     });
@@ -382,7 +380,8 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
   } catch (err) {
     stopping = true;
     databaseFailed(err);
-    log.error(err instanceof Error ? err.message : err);
+    // fatal: pino writes it at once, before the exit below.
+    log.fatal(err instanceof Error ? err.message : err);
     await stopWorkers(5000).catch(() => {});
     await db?.close().catch(() => {});
     process.exit(1);

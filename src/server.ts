@@ -1,5 +1,3 @@
-// First: before the server allocates much (tick-shape.ts says why).
-import './tick-shape.js';
 import cluster from 'node:cluster';
 import closeWithGrace from 'close-with-grace';
 import type pino from 'pino';
@@ -15,7 +13,7 @@ import { type Config, ConfigError, loadConfig } from './config/index.js';
 import { resolveSecretKey } from './config/secret-key.js';
 import type { openDatabase } from './db/index.js';
 import { createLifecycle } from './lifecycle.js';
-import { createLogger, writeLogNow } from './logging.js';
+import { createLogger } from './logging.js';
 import { shutdown } from './shutdown.js';
 
 /*
@@ -106,9 +104,9 @@ async function runInstance(
     if (closing) return;
     await app.listen({ port: config.PORT, host: config.HOST });
     log.info({ ms: Date.now() - started }, worker ? 'worker ready' : 'ready');
-    writeLogNow(log);
   } catch (err) {
-    log.error(err instanceof Error ? err.message : err);
+    // fatal: pino writes it at once, before the exit below.
+    log.fatal(err instanceof Error ? err.message : err);
     await db?.close().catch(() => {});
     process.exit(1);
   }

@@ -1,79 +1,93 @@
+import { isIP } from 'node:net';
 import type pg from 'pg';
 
 /*
- * Slows down password guessing on the sign-in form. Failures are counted per
- * client IP and per username (existing or not, so the throttle tells nothing
- * about which accounts exist). From the threshold on, each failure blocks
- * that IP or username for a delay that starts at 1 s and doubles up to
- * MAX_DELAY_S; attempts made while blocked are refused unchecked and not
- * counted. So a few typos cost nothing, while a guesser is held to a handful
- * of tries per hour. A count starts afresh an hour after its last failure; a
- * successful sign-in clears the username's count (not the IP's).
+ * Slows down password guessing on the sign-in form. Each attempt is counted BEFORE its password is
+ * checked, in one database call that either takes it or says how long to wait (migration 0011), so
+ * guesses sent in parallel cost what the same guesses cost one after another.
+ *
+ * Counted per client (its address; an IPv6 client by its /64, the network one host usually holds)
+ * and per client and username, never per username alone: guesses at someone's account from one
+ * client slow that client down and lock nobody else out. Existing and unknown usernames count alike,
+ * so the throttle tells nothing about which accounts exist. From a threshold on, each attempt
+ * blocks its client (or client and username) for a delay that starts at 1 s and doubles up to
+ * MAX_DELAY_S; attempts made while blocked are refused unchecked and not counted. So a few typos
+ * cost nothing, while a guesser is held to a handful of tries per hour. A count starts afresh an
+ * hour after its last attempt; a sign-in that succeeds clears its username's count for the client
+ * and gives its attempt back to the client's.
  */
 
-export const USER_THRESHOLD = 5;
-export const IP_THRESHOLD = 20;
-const FIRST_DELAY_S = 1;
-const MAX_DELAY_S = 15 * 60;
-const WINDOW = '1 hour';
+export const CLIENT_USER_THRESHOLD = 5;
+export const CLIENT_THRESHOLD = 20;
+export const FIRST_DELAY_S = 1;
+export const MAX_DELAY_S = 15 * 60;
+const WINDOW_S = 3600;
 const PRUNE_INTERVAL_MS = 10 * 60 * 1000;
-
-type Scope = 'ip' | 'user';
 
 function userKey(username: string): string {
   return username.trim().toLowerCase().slice(0, 200);
 }
 
-/** Seconds of delay after `failures` failures against `threshold` (0 below it). */
-export function blockSeconds(failures: number, threshold: number): number {
-  if (failures < threshold) return 0;
-  return Math.min(MAX_DELAY_S, FIRST_DELAY_S * 2 ** Math.min(failures - threshold, 16));
+/**
+ * The client an address stands for: an IPv4 address (also when written IPv4-mapped), or the /64 of
+ * an IPv6 address, which one host or home network usually holds whole.
+ */
+export function clientKey(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  if (isIP(ip) !== 6) return ip;
+  const [head = '', tail] = ip.toLowerCase().split('%')[0]!.split('::');
+  const groups = (part: string | undefined) => (part ? part.split(':') : []);
+  // A dotted IPv4 tail (64:ff9b::1.2.3.4) stands for two groups.
+  const width = (parts: string[]) => parts.reduce((n, g) => n + (g.includes('.') ? 2 : 1), 0);
+  const left = groups(head);
+  const right = groups(tail);
+  const full = tail === undefined ? left : [...left, ...Array(8 - width(left) - width(right)).fill('0'), ...right];
+  return `${full
+    .slice(0, 4)
+    .map((g) => Number.parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
 }
 
-export function createLoginThrottle(pool: pg.Pool) {
+export interface LoginThrottleOptions {
+  /** The clock (tests move it); default the system's. */
+  now?: () => Date;
+}
+
+export function createLoginThrottle(pool: pg.Pool, options: LoginThrottleOptions = {}) {
+  const now = options.now ?? (() => new Date());
   let lastPrune = 0;
 
-  async function recordOne(scope: Scope, key: string, threshold: number): Promise<void> {
-    const { rows } = await pool.query<{ failures: number }>(
-      `INSERT INTO login_failures (scope, key, failures, last_failure_at) VALUES ($1, $2, 1, now())
-       ON CONFLICT (scope, key) DO UPDATE SET
-         failures = CASE WHEN login_failures.last_failure_at < now() - interval '${WINDOW}' THEN 1
-                         ELSE login_failures.failures + 1 END,
-         last_failure_at = now()
-       RETURNING failures`,
-      [scope, key],
-    );
-    const seconds = blockSeconds(rows[0]!.failures, threshold);
-    if (seconds > 0) {
-      await pool.query(
-        `UPDATE login_failures SET blocked_until = now() + make_interval(secs => $3) WHERE scope = $1 AND key = $2`,
-        [scope, key, seconds],
-      );
-    }
-  }
+  const keys = (ip: string, username: string) => {
+    const client = clientKey(ip);
+    return { client, clientUser: `${client} ${userKey(username)}` };
+  };
 
   return {
-    /** Seconds until this IP or username may try again; 0 when it may now. */
-    async retryAfter(ip: string, username: string): Promise<number> {
-      const { rows } = await pool.query<{ seconds: number | null }>(
-        `SELECT ceil(extract(epoch FROM max(blocked_until) - now()))::int AS seconds FROM login_failures
-          WHERE ((scope = 'ip' AND key = $1) OR (scope = 'user' AND key = $2)) AND blocked_until > now()`,
-        [ip, userKey(username)],
+    /**
+     * Takes one attempt of this client at this username: 0 when taken (the password may be checked
+     * now), else the seconds to wait, and nothing was counted.
+     */
+    async take(ip: string, username: string): Promise<number> {
+      const { client, clientUser } = keys(ip, username);
+      const at = now();
+      const { rows } = await pool.query<{ wait: number }>(
+        'SELECT sign_in_attempt_take($1, $2, $3, $4, $5, $6, $7, $8) AS wait',
+        [client, clientUser, CLIENT_THRESHOLD, CLIENT_USER_THRESHOLD, FIRST_DELAY_S, MAX_DELAY_S, WINDOW_S, at],
       );
-      return Math.max(0, rows[0]?.seconds ?? 0);
-    },
-
-    async recordFailure(ip: string, username: string): Promise<void> {
-      await recordOne('ip', ip, IP_THRESHOLD);
-      if (userKey(username)) await recordOne('user', userKey(username), USER_THRESHOLD);
-      if (Date.now() - lastPrune > PRUNE_INTERVAL_MS) {
-        lastPrune = Date.now();
-        await pool.query(`DELETE FROM login_failures WHERE last_failure_at < now() - interval '1 day'`);
+      if (at.getTime() - lastPrune > PRUNE_INTERVAL_MS) {
+        lastPrune = at.getTime();
+        await pool.query(`DELETE FROM sign_in_attempts WHERE last_attempt_at < $1::timestamptz - interval '1 day'`, [
+          at,
+        ]);
       }
+      return Math.max(0, rows[0]?.wait ?? 0);
     },
 
-    async recordSuccess(username: string): Promise<void> {
-      await pool.query(`DELETE FROM login_failures WHERE scope = 'user' AND key = $1`, [userKey(username)]);
+    /** The attempt taken for this client and username signed in. */
+    async succeeded(ip: string, username: string): Promise<void> {
+      const { client, clientUser } = keys(ip, username);
+      await pool.query('SELECT sign_in_attempt_succeeded($1, $2, $3)', [client, clientUser, CLIENT_THRESHOLD]);
     },
   };
 }

@@ -1,4 +1,4 @@
-/** Who is making a request: set by the session guard (web pages) or the API-key hook (/api/v1). */
+/** A signed-in user of the web pages (routes/web/guard.ts). */
 export interface SessionUser {
   id: number;
   username: string;
@@ -12,11 +12,4 @@ export interface ApiPrincipal {
   readonly prefix: string;
   readonly userId: number;
   readonly username: string;
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The signed-in user on web pages guarded by requireUser. */
-    user?: SessionUser;
-  }
 }

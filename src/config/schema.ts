@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { usableCores } from './cores.js';
 import { parseRate } from './rate.js';
+import { type TrustProxySetting, parseAddressList } from './trust-proxy.js';
 
 /*
  * The one schema over the environment. Every variable Sift reads is declared
@@ -131,18 +132,29 @@ const urlList = () =>
     return items;
   });
 
-/** `TRUST_PROXY`: true/false, a hop count, or a comma list of addresses/CIDRs. */
+/**
+ * `TRUST_PROXY`: true/false, a hop count, or a comma list of addresses/CIDRs (trust-proxy.ts says
+ * what each means); an entry that is no address stops the start rather than trusting nothing.
+ */
 const trustProxy = z.preprocess(
   blankToUndefined,
   z
     .string()
     .trim()
     .default('false')
-    .transform((v): boolean | number | string => {
+    .transform((v, ctx): TrustProxySetting => {
       const s = v.toLowerCase();
       if (['true', 'yes', 'on'].includes(s)) return true;
       if (['false', 'no', 'off'].includes(s)) return false;
-      if (/^\d+$/.test(s)) return Number(s);
+      if (/^\d{1,3}$/.test(s)) return Number(s);
+      const parsed = parseAddressList(v);
+      if ('invalid' in parsed) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be true, false, a hop count or a comma list of addresses/CIDRs (not an address: "${parsed.invalid}")`,
+        });
+        return z.NEVER;
+      }
       return v;
     }),
 );
@@ -200,6 +212,8 @@ export const envSchema = z.object({
   }),
   TRUST_PROXY: trustProxy,
   SHUTDOWN_TIMEOUT_MS: int(10000, 0, 600000),
+  REQUEST_TIMEOUT_SECONDS: int(30, 1, 3600),
+  MAX_CONNECTIONS: int(10000, 1, 1_000_000),
   // auto (the default): one per core this process may use (config/cores.ts).
   WORKERS: int('auto', 1, 64, { auto: () => Math.min(64, usableCores()) }),
   CORS_ORIGINS: origins(),

@@ -52,29 +52,41 @@ export interface GatePlan {
   parsed?: unknown;
 }
 
-/** The state of one API request once it passed the gate. */
-export interface ApiCall {
-  principal: ApiPrincipal;
-  plan: GatePlan;
-  /** The rate windows after this request; null for a request not rate-limited. */
-  rate: RateDecision | null;
-  /** `YYYY-MM-01`: the month the reserved searches were counted in. */
-  month: string;
-  /** The user's searches this month after this request, when the statement read them. */
-  searchesThisMonth: number | null;
-}
-
-/** Why the gate refused a request (for metrics). */
+/** Why the gate refused a request. */
 export type GateRefusal = 'unauthenticated' | 'forbidden' | 'rate' | 'quota' | 'unavailable';
+
+/** The state of one API request at the gate: the only field the gate sets on a request. */
+export type ApiCall =
+  | {
+      outcome: 'admitted';
+      principal: ApiPrincipal;
+      plan: GatePlan;
+      /** The rate windows after this request; null for a request not rate-limited. */
+      rate: RateDecision | null;
+      /** `YYYY-MM-01`: the month the reserved searches were counted in. */
+      month: string;
+      /** The user's searches this month after this request, when the statement read them. */
+      searchesThisMonth: number | null;
+    }
+  | {
+      outcome: GateRefusal;
+      /** The rate windows' verdict when the limits were decided (for the RateLimit header). */
+      rate: RateDecision | null;
+    };
+
+export type AdmittedCall = Extract<ApiCall, { outcome: 'admitted' }>;
+
+/** The admitted call of a request a route handles (the gate sends every refusal before any handler). */
+export function admittedCall(request: FastifyRequest): AdmittedCall {
+  const call = request.apiCall;
+  if (call?.outcome !== 'admitted') throw new Error('the API gate did not admit this request');
+  return call;
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set by the gate on an admitted API request. */
+    /** Set by the gate on every API request it decides. */
     apiCall?: ApiCall;
-    /** Set by the gate on a refused API request. */
-    gateRefusal?: GateRefusal;
-    /** The rate windows' verdict, admitted or not (for the RateLimit header). */
-    gateRate?: RateDecision;
   }
   interface FastifyContextConfig {
     /** The route's plan for a request (default: counts no searches). */
@@ -132,8 +144,18 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
     await changes.close();
   });
 
-  const refuse = (request: FastifyRequest, reply: FastifyReply, why: GateRefusal, status: number, detail: string) => {
-    request.gateRefusal = why;
+  /** The latest admission failed for want of the database. */
+  let databaseAway = false;
+
+  const refuse = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    why: GateRefusal,
+    status: number,
+    detail: string,
+    rate: RateDecision | null = null,
+  ) => {
+    request.apiCall = { outcome: why, rate };
     if (status === 401) reply.header('WWW-Authenticate', 'Api-Key');
     return reply.code(status).send({ detail });
   };
@@ -152,7 +174,14 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
     const plan = options.limited ? (request.routeOptions.config?.apiGate?.(request) ?? UNMETERED) : UNMETERED;
     const month = monthStart(new Date(clock?.() ?? Date.now()));
     if (identity.kind === 'ok' && !options.limited) {
-      request.apiCall = { principal: identity.principal, plan, rate: null, month, searchesThisMonth: null };
+      request.apiCall = {
+        outcome: 'admitted',
+        principal: identity.principal,
+        plan,
+        rate: null,
+        month,
+        searchesThisMonth: null,
+      };
       return undefined;
     }
 
@@ -168,9 +197,15 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
         units: plan.units,
       });
     } catch (err) {
-      request.log.warn({ err }, 'the API gate could not reach the database');
+      // Once per outage, not once per refused request.
+      if (!databaseAway) request.log.warn({ err }, 'the API gate cannot reach the database: answering 503');
+      databaseAway = true;
       reply.header('Retry-After', UNAVAILABLE_RETRY_AFTER);
       return refuse(request, reply, 'unavailable', 503, UNAVAILABLE);
+    }
+    if (databaseAway) {
+      databaseAway = false;
+      request.log.info('the API gate reaches the database again');
     }
     if (identity.kind === 'unknown') authenticator.remember(identity, decided.row ?? null);
 
@@ -181,13 +216,11 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
       case 'disabled-user':
         return refuse(request, reply, 'forbidden', 403, USER_DISABLED);
       case 'throttled': {
-        request.gateRate = admission.rate;
         const wait = retryAfterSeconds(admission.rate);
         reply.header('Retry-After', String(wait));
-        return refuse(request, reply, 'rate', 429, throttledDetail(wait));
+        return refuse(request, reply, 'rate', 429, throttledDetail(wait), admission.rate);
       }
       case 'quota-exhausted': {
-        request.gateRate = admission.rate;
         const now = new Date(clock?.() ?? Date.now());
         const resets = nextMonthStart(now);
         reply.header('Retry-After', String(Math.max(1, Math.ceil((resets.getTime() - now.getTime()) / 1000))));
@@ -200,10 +233,10 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
           'quota',
           429,
           `Monthly search quota exhausted${short}. It resets on ${monthStart(resets)}.`,
+          admission.rate,
         );
       }
       case 'admitted': {
-        if (admission.rate) request.gateRate = admission.rate;
         const principal =
           identity.kind === 'ok'
             ? identity.principal
@@ -214,6 +247,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
                 username: decided.row?.username ?? '',
               };
         request.apiCall = {
+          outcome: 'admitted',
           principal,
           plan,
           rate: admission.rate,
@@ -235,13 +269,14 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
       if (options.limited) {
         scope.addHook('onSend', (request, reply, payload, done) => {
           reply.header('RateLimit-Policy', policy);
-          if (request.gateRate) reply.header('RateLimit', rateLimitHeader(request.gateRate));
+          const rate = request.apiCall?.rate;
+          if (rate) reply.header('RateLimit', rateLimitHeader(rate));
           done(null, payload);
         });
       }
       scope.addHook('onResponse', (request, reply, done) => {
         const call = request.apiCall;
-        if (call) {
+        if (call?.outcome === 'admitted') {
           lastUsed.touch(call.principal.keyId);
           if (call.plan.units > 0 && !counts(call.plan, reply.statusCode)) {
             refunds.giveBack(call.principal.userId, call.month, call.plan.units);

@@ -205,7 +205,7 @@ export function createMetrics(): Metrics & {
 
   /** Why the API gate refused the request (gate/api-gate.ts), or null for any other answer. */
   function refusalOf(request: FastifyRequest): RefusalReason | null {
-    const why = request.gateRefusal;
+    const why = request.apiCall?.outcome;
     return why === 'rate' || why === 'quota' || why === 'unavailable' ? why : null;
   }
 

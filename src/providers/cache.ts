@@ -85,7 +85,7 @@ export function createSearchCache(maxMegabytes: number): SearchCache {
   };
 }
 
-/** Rough memory footprint of a string in bytes (UTF-16 in V8, plus header). */
+/** Rough memory footprint of a string in bytes (two per UTF-16 unit, plus a header). */
 export function stringBytes(s: string): number {
   return s.length * 2 + 16;
 }

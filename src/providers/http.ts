@@ -1,7 +1,6 @@
-import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import type { Agent as UndiciAgent, Dispatcher, interceptors } from 'undici';
+import { Agent, type Dispatcher, interceptors } from 'undici';
 import { oneLine, redactSecrets, requestSecrets } from './redact.js';
 import type { FailureKind, UpstreamRequest } from './types.js';
 
@@ -13,27 +12,22 @@ import type { FailureKind, UpstreamRequest } from './types.js';
  * HttpFailure with a kind and a message that never contains a secret.
  */
 
-/*
- * The Agent and the redirect interceptor only, from their own modules: undici's index also loads
- * its fetch, WebSocket, EventSource, cache and mocks (110 modules, some 50 ms of every start).
- * undici is pinned (package.json), and these are the modules its index exports them from.
- */
-const requireUndici = createRequire(import.meta.url);
-const Agent = requireUndici('undici/lib/dispatcher/agent.js') as typeof UndiciAgent;
-const redirectInterceptor = requireUndici('undici/lib/interceptor/redirect.js') as typeof interceptors.redirect;
-
 export const DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024;
 /** How much of an error response's body is read to describe the failure. */
 const ERROR_SNIPPET_BYTES = 2048;
+/** The most a compressed error snippet may decode to. */
+const DECODED_SNIPPET_BYTES = 64 * 1024;
 
 export class HttpFailure extends Error {
   override name = 'HttpFailure';
   constructor(
-    readonly kind: Exclude<FailureKind, 'not_configured' | 'suspended'>,
+    readonly kind: Exclude<FailureKind, 'not_configured' | 'suspended' | 'refused'>,
     message: string,
     readonly status?: number,
     /** Retry-After of a 429 or 503, in ms. */
     readonly retryAfterMs?: number,
+    /** The start of a non-2xx answer's body (decoded, secrets removed), for the adapter to read the refusal in it. */
+    readonly body?: string,
   ) {
     super(message);
   }
@@ -82,7 +76,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     bodyTimeout: 120_000,
     connect: { timeout: 30_000 },
   });
-  const redirecting: Dispatcher = agent.compose(redirectInterceptor({ maxRedirections: 3 }));
+  const redirecting: Dispatcher = agent.compose(interceptors.redirect({ maxRedirections: 3 }));
   const baseHeaders = {
     accept: 'application/json',
     'accept-encoding': 'gzip, deflate, br',
@@ -210,6 +204,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     this.status = statusCode;
     if (statusCode < 200 || statusCode > 299) {
       this.errorBody = true;
+      const errorEncoding = headers['content-encoding'];
+      this.encoding = Array.isArray(errorEncoding) ? errorEncoding.join(',') : (errorEncoding ?? '');
       const retryAfter = headers['retry-after'];
       if ((statusCode === 429 || statusCode === 503) && typeof retryAfter === 'string') {
         this.retryAfter = oneLine(retryAfter, 40);
@@ -272,8 +268,13 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
 
   /** A non-2xx answer: fails with its status and the start of its body. */
   private failWithStatus(): void {
-    const snippet = readableSnippet(Buffer.concat(this.chunks).subarray(0, ERROR_SNIPPET_BYTES));
+    const snippet = readableSnippet(
+      decodeSnippet(Buffer.concat(this.chunks).subarray(0, ERROR_SNIPPET_BYTES), this.encoding.trim().toLowerCase()),
+    );
     const detail = snippet ? `: ${this.clean(snippet)}` : '';
+    const body = snippet
+      ? redactSecrets(snippet, [...this.configSecrets, ...requestSecrets(this.req.url, this.req.headers)])
+      : undefined;
     const wait = this.retryAfter ? ` (Retry-After: ${this.clean(this.retryAfter)})` : '';
     const retryAfterMs = this.retryAfter ? retryAfterToMs(this.retryAfter) : undefined;
     if (this.status === 429) {
@@ -285,7 +286,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
       const why = this.req.followRedirects ? 'too many redirects' : 'redirect not followed';
       this.fail(new HttpFailure('http_status', `HTTP ${this.status}, ${why}`, this.status));
     } else {
-      this.fail(new HttpFailure('http_status', `HTTP ${this.status}${detail}`, this.status));
+      this.fail(new HttpFailure('http_status', `HTTP ${this.status}${detail}`, this.status, undefined, body));
     }
   }
 }
@@ -345,6 +346,27 @@ function classify(err: unknown, clean: (text: string) => string): HttpFailure {
       return new HttpFailure('connect', clean(`request failed${code ? ` (${code})` : ''}: ${message}`));
     }
   }
+}
+
+/**
+ * The start of a compressed error body, decoded as far as it goes (an upstream's refusal, gzipped as
+ * every answer is, names the refused parameter); the raw bytes when not compressed or not decodable.
+ */
+function decodeSnippet(raw: Buffer, enc: string): Buffer {
+  if (!enc || enc === 'identity' || raw.length === 0) return raw;
+  // Bounded: a few kilobytes in, at most DECODED_SNIPPET_BYTES out (a larger output is refused, not decoded).
+  const opts = { finishFlush: zlib.constants.Z_SYNC_FLUSH, maxOutputLength: DECODED_SNIPPET_BYTES };
+  try {
+    if (enc === 'gzip' || enc === 'x-gzip') return zlib.gunzipSync(raw, opts).subarray(0, ERROR_SNIPPET_BYTES * 2);
+    if (enc === 'deflate') return zlib.inflateSync(raw, opts).subarray(0, ERROR_SNIPPET_BYTES * 2);
+    if (enc === 'br') {
+      const brotliOpts = { finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH, maxOutputLength: DECODED_SNIPPET_BYTES };
+      return zlib.brotliDecompressSync(raw, brotliOpts).subarray(0, ERROR_SNIPPET_BYTES * 2);
+    }
+  } catch {
+    // A body that does not decode says nothing readable (readableSnippet drops it).
+  }
+  return raw;
 }
 
 /** The start of an error body as text, or '' when it is compressed or binary (it says nothing readable). */

@@ -4,6 +4,8 @@ import { HttpFailure, type HttpClient } from './http.js';
 import { oneLine, redactSecrets, requestSecrets, safeUrl } from './redact.js';
 import type { ProviderSuspensions } from './suspension.js';
 import {
+  REFUSAL_STATUSES,
+  type Refusal,
   type FlowSteps,
   type Gathered,
   type GatherOptions,
@@ -34,6 +36,12 @@ import {
  *   tasks fail at once as `unavailable`, nothing recorded; cached answers are
  *   still served. Searches' failures feed the suspensions, every success
  *   (probes' too) lifts them.
+ * - A refusal of one of the request's parameters (a 400, 404, 414 or 422 that
+ *   the call's adapter reads as naming one, `ProviderCall.refusal`) is the
+ *   request's fault, not the provider's: a failure of kind `refused`, never
+ *   recorded in health nor counted toward a suspension. A refused value the
+ *   caller gave is answered to the caller (`refusalErrors`); one Sift derived
+ *   (its mapping to the upstream's list) is logged at warn once per cause.
  */
 
 export interface RunnerLog {
@@ -67,12 +75,32 @@ export interface ProviderRunner extends Upstream {
 
 const isFlow = <T>(task: ProviderTask<T>): task is ProviderFlow<T> => 'run' in task;
 
-/** The `unresponsive` entries of a gather's failures, in task order. */
+/**
+ * The `unresponsive` entries of a gather's failures, in task order. A provider that refused the
+ * caller's own value did answer (that value has nothing there): it is not listed.
+ */
 export function unresponsiveOf(outcomes: readonly Gathered<unknown>[]): Unresponsive[] {
   const out: Unresponsive[] = [];
-  for (const o of outcomes) if (!o.ok) out.push({ engine: o.provider, reason: o.error.reason });
+  for (const o of outcomes) {
+    if (!o.ok && !o.error.callerRefused) out.push({ engine: o.provider, reason: o.error.reason });
+  }
   return out;
 }
+
+/** The caller's parameters that upstreams refused, each with Sift's message (a 400's body), or null when none was. */
+export function refusalErrors(outcomes: readonly Gathered<unknown>[]): Record<string, string> | null {
+  let errors: Record<string, string> | null = null;
+  for (const o of outcomes) {
+    const refusal = o.ok ? undefined : o.error.refusal;
+    if (refusal?.cause !== 'caller') continue;
+    errors ??= {};
+    errors[refusal.parameter] ??= refusal.message;
+  }
+  return errors;
+}
+
+/** Distinct refusals of derived values logged so far (bounded: they are Sift's own values, few by construction). */
+const MAX_LOGGED_REFUSALS = 256;
 
 function asUpstreamError(provider: ProviderSlug, err: unknown): UpstreamError {
   if (err instanceof UpstreamError) return err;
@@ -84,6 +112,7 @@ function asUpstreamError(provider: ProviderSlug, err: unknown): UpstreamError {
 
 export function createRunner(deps: RunnerDeps): ProviderRunner {
   const secrets = (deps.secrets ?? []).filter((s) => s.length >= 4);
+  const loggedRefusals = new Set<string>();
   const maskedSecrets = secrets.flatMap((s) => (encodeURIComponent(s) === s ? [s] : [s, encodeURIComponent(s)]));
 
   /** Cache keys never hold a secret: configured credentials are masked out. */
@@ -102,11 +131,11 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
     const { provider } = call;
     const started = performance.now();
     try {
-      // Object.assign, not an object literal spreading call.request with keys of its own: on Node 20's V8
-      // that literal takes a slow path (about 0.7 µs a key added), on every upstream call.
-      const res = await deps.http.request(
-        Object.assign({}, call.request, { timeoutMs: call.timeoutMs ?? deps.providers.timeoutMs(provider), signal }),
-      );
+      const res = await deps.http.request({
+        ...call.request,
+        timeoutMs: call.timeoutMs ?? deps.providers.timeoutMs(provider),
+        signal,
+      });
       const text = res.body.toString('utf8');
       let body: unknown = text;
       if (!call.text) {
@@ -134,6 +163,11 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
       deps.onCall?.(provider, source, 'ok', (performance.now() - started) / 1000);
       return value;
     } catch (err) {
+      const refused = refusalOf(call, err);
+      if (refused) {
+        deps.onCall?.(provider, source, 'refused', (performance.now() - started) / 1000);
+        throw refused;
+      }
       const failure = asUpstreamError(provider, err);
       deps.recorder.record({ provider, ok: false, error: failure.message, latencyMs: performance.now() - started, source });
       deps.onCall?.(provider, source, failure.kind, (performance.now() - started) / 1000);
@@ -145,6 +179,47 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
       );
       throw failure;
     }
+  }
+
+  /** The failure of a call whose upstream refused one of its parameters, or null for any other failure. */
+  function refusalOf(call: ProviderCall<unknown>, err: unknown): UpstreamError | null {
+    if (!(err instanceof HttpFailure) || !call.refusal || err.status === undefined) return null;
+    if (!REFUSAL_STATUSES.has(err.status)) return null;
+    let refusal: Refusal | null = null;
+    try {
+      refusal = call.refusal(err.status, err.body ?? '');
+    } catch {
+      refusal = null;
+    }
+    if (!refusal) return null;
+    if (refusal.cause === 'mapping') noteMappingRefusal(call, refusal, err.status);
+    const what = refusal.cause === 'caller' ? "the caller's" : 'the value Sift derived from';
+    return new UpstreamError(
+      call.provider,
+      'refused',
+      `HTTP ${err.status}: the upstream refused ${what} \`${refusal.parameter}\` (as its \`${refusal.upstreamParameter}\`)`,
+      err.status,
+      undefined,
+      refusal,
+    );
+  }
+
+  /** A refused value of Sift's own mapping is a bug to fix: said once per distinct cause, at warn. */
+  function noteMappingRefusal(call: ProviderCall<unknown>, refusal: Refusal, status: number): void {
+    const key = `${call.provider} ${refusal.upstreamParameter} ${refusal.value}`;
+    if (loggedRefusals.has(key) || loggedRefusals.size >= MAX_LOGGED_REFUSALS) return;
+    loggedRefusals.add(key);
+    deps.log?.warn(
+      {
+        provider: call.provider,
+        status,
+        parameter: refusal.upstreamParameter,
+        value: oneLine(refusal.value, 60),
+        from: refusal.parameter,
+        url: safeUrl(call.request.url),
+      },
+      `upstream refused the value Sift mapped for its parameter ${refusal.upstreamParameter}`,
+    );
   }
 
   /** Serves `fetch` through the cache when the task's TTL allows. */

@@ -16,6 +16,9 @@ export const text = z
     return '';
   });
 
+/** A string field of display text: runs of whitespace (an API's raw newlines and tabs) become one space, trimmed. */
+export const line = text.transform((v): string => (/\s\s|[^\S ]|^\s|\s$/.test(v) ? v.replace(/\s+/g, ' ').trim() : v));
+
 /** An array passed through untouched (its elements unchecked), else []. */
 export const rawList = z
   .unknown()

@@ -7,14 +7,7 @@
  */
 
 import type { Config } from '../config/index.js';
-import type {
-  EngineSlice,
-  ImageResult,
-  MediaQuery,
-  NewsResult,
-  VideoResult,
-  WebQuery,
-} from '../contracts/search.js';
+import type { EngineSlice, ImageResult, MediaQuery, NewsResult, VideoResult, WebQuery } from '../contracts/search.js';
 
 /** The spec's provider slugs (spec 4.3). Each is bound to one descriptor (registry.ts checks, at compile time). */
 export type ProviderSlug =
@@ -51,7 +44,12 @@ export type FailureKind =
   /** The provider is not configured on this instance: never called, nothing recorded. */
   | 'not_configured'
   /** Skipped while suspended after repeated failures or a Retry-After (suspension.ts): never called, nothing recorded. */
-  | 'suspended';
+  | 'suspended'
+  /**
+   * The upstream refused one parameter of this request (a 400, 404, 414 or 422 that names it): the
+   * request's fault, not the provider's, so nothing is recorded in health (see Refusal).
+   */
+  | 'refused';
 
 /** `unresponsive[].reason` in search responses (DESIGN.md section 3). */
 export type FailureReason = 'timeout' | 'error' | 'rate_limited' | 'unavailable';
@@ -63,6 +61,28 @@ export interface UpstreamRequest {
   body?: string;
   /** Follow up to 3 redirects (keyless providers only, e.g. Wikipedia). Default false. */
   followRedirects?: boolean;
+}
+
+/** The answer statuses an upstream refuses a request's parameter with (bad request, not found, URI too long, unprocessable). */
+export const REFUSAL_STATUSES: ReadonlySet<number> = new Set([400, 404, 414, 422]);
+
+/**
+ * An upstream's refusal of one parameter of a request, as its adapter reads it from the answer.
+ * 'caller': the caller's own value (page 50 past Pixabay's last page, a target language the
+ * translation backend lacks): answered to the caller as a 400 naming `parameter`. 'mapping': a
+ * value Sift derived (a language code mapped to the upstream's list): logged once per distinct
+ * cause. Neither is recorded as the provider failing.
+ */
+export interface Refusal {
+  cause: 'caller' | 'mapping';
+  /** The caller's parameter the refused value came from (`page`, `lang`, `target`). */
+  parameter: string;
+  /** The upstream's name of the parameter it refused (`offset`, `search_lang`, `market`). */
+  upstreamParameter: string;
+  /** The value sent ('' when unknown); only ever a value of a parameter that is not a credential. */
+  value: string;
+  /** Sift's own words for the caller (never the upstream's text). */
+  message: string;
 }
 
 /** One call to one provider: the request, and how to turn the parsed JSON body into a value. */
@@ -85,6 +105,12 @@ export interface ProviderCall<T> {
   cacheTtlMs?: number;
   /** Estimated memory of a parsed value in bytes, for the cache bound (default: a walk over the value). */
   size?(value: T): number;
+  /**
+   * Reads a refusal (an answer with a status in REFUSAL_STATUSES and the start of its body): the
+   * parameter refused, or null when the answer is not a refusal of a parameter (a bad key, an
+   * unknown path), which is then an ordinary failure.
+   */
+  refusal?(status: number, body: string): Refusal | null;
 }
 
 /** What a flow's steps are run with: the runner's call, under the gather's deadline. */
@@ -140,8 +166,15 @@ export class UpstreamError extends Error {
     readonly status?: number,
     /** The wait an upstream asked for with Retry-After on a 429 or 503 (ms). */
     readonly retryAfterMs?: number,
+    /** What the upstream refused, for kind 'refused'. */
+    readonly refusal?: Refusal,
   ) {
     super(message);
+  }
+
+  /** The upstream refused the caller's own value: the caller is answered 400, and the provider is not listed as failing. */
+  get callerRefused(): boolean {
+    return this.refusal?.cause === 'caller';
   }
 
   get reason(): FailureReason {

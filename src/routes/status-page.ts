@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { pageContext, requireUser } from '../auth/guard.js';
+import { pageContext, requireUser } from './web/guard.js';
 import { type HistoryBucket, type StatusRow, readHistory } from '../providers/health-store.js';
 import { buildStatusPage } from '../providers/status-view.js';
 import { sendPage } from '../views.js';

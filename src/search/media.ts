@@ -4,7 +4,7 @@ import type { ImageResult, MediaQuery, NewsResult, VideoResult } from '../contra
 import { providersOffering } from '../providers/registry.js';
 import { unresponsiveOf } from '../providers/runner.js';
 import type { ProviderCall, ProviderSlug, Unresponsive } from '../providers/types.js';
-import { allFailed, notConfigured, type SearchOutcome } from './outcome.js';
+import { noAnswer, notConfigured, type SearchOutcome } from './outcome.js';
 import {
   ENGINE_SLUGS,
   type EngineSlug,
@@ -30,7 +30,9 @@ import type { SearchDeps } from './web.js';
  *   within each group.
  * - Blend = round-robin interleave of the non-empty lists in that order.
  * - 503 when no provider in the scope is configured (naming what is missing),
- *   502 when every provider asked failed; otherwise 200 with `unresponsive`.
+ *   400 when none answered and one refused the caller's value (Pixabay past
+ *   its last page), 502 when every provider asked failed; otherwise 200 with
+ *   `unresponsive`.
  */
 
 export type MediaTab = 'images' | 'news' | 'videos';
@@ -137,9 +139,8 @@ export async function gatherMedia<T extends MediaTab>(
   const outcomes = await deps.upstream.gather(tasks);
   const lists: GatheredMedia<MediaResultOf[T]>['lists'] = [];
   for (const o of outcomes) if (o.ok && o.value.length > 0) lists.push({ provider: o.provider, results: o.value });
-  const unresponsive = unresponsiveOf(outcomes);
-  if (tasks.length > 0 && unresponsive.length === tasks.length) return allFailed(unresponsive);
-  return { status: 200, body: { lists, unresponsive } };
+  if (tasks.length > 0 && !outcomes.some((o) => o.ok)) return noAnswer(outcomes);
+  return { status: 200, body: { lists, unresponsive: unresponsiveOf(outcomes) } };
 }
 
 /** Query string of GET /api/v1/images/ (no date: no image provider filters by date). */

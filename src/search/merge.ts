@@ -9,12 +9,15 @@ export type { EngineResult, EngineSlice };
  *
  * - Engines are walked in slug order (provider_01 … provider_04), items in
  *   rank order, ranks from 0; each appearance adds 1 / (60 + rank).
- * - Duplicate key: the exact `url` string, as in the original service. No
- *   normalisation at all: `http://x/` and `https://x/`, `x.org/a` and
- *   `x.org/a/`, `www.` or letter case all stay distinct results. (A looser key
- *   would merge pages that really differ, e.g. case-sensitive paths.)
- * - The first-seen copy keeps its fields; later duplicates only add their
- *   engine and score.
+ * - Duplicate key: a canonical form of the URL (canonicalUrl), not the URL
+ *   as sent: engines spell one page differently (Marginalia percent-encodes
+ *   what Brave writes as is, http or https, a `www.` or not, a trailing
+ *   slash, a default port, a fragment, `utm_*` tracking parameters), and
+ *   agreement between engines is what RRF rewards. Paths keep their case and
+ *   query strings their order: pages that really differ stay apart.
+ * - The first-seen copy (the first engine in slug order, at its best rank)
+ *   keeps its fields, its `url` included: the canonical form is never shown.
+ *   Later duplicates only add their engine and score.
  * - Sorted by total score, descending; ties keep first-seen order.
  * - `source`: the single slug, `both` for two engines, `all` for three or more.
  * - `source_label`: display names of the contributing engines except
@@ -55,7 +58,8 @@ export function rankResults(
     for (let rank = 0; rank < results.length; rank++) {
       const result = results[rank]!;
       const contribution = 1 / (RRF_K + rank);
-      const existing = byUrl.get(result.url);
+      const key = canonicalUrl(result.url);
+      const existing = byUrl.get(key);
       if (existing) {
         existing.score += contribution;
         if (!existing.engines.includes(engine)) {
@@ -65,7 +69,7 @@ export function rankResults(
         continue;
       }
       const entry: Entry = { result, score: contribution, engines: [engine], ranks: [rank], order: entries.length };
-      byUrl.set(result.url, entry);
+      byUrl.set(key, entry);
       entries.push(entry);
     }
   }
@@ -86,6 +90,79 @@ export function mergeResults(lists: readonly { engine: EngineSlug; results: read
     source_label: sourceLabel(engines),
     sitelinks: result.sitelinks,
   }));
+}
+
+/** Query parameters that only track a visit (campaign tags, click ids): they never change the page. */
+const TRACKING_PARAMETERS: ReadonlySet<string> = new Set([
+  'fbclid',
+  'gclid',
+  'gclsrc',
+  'dclid',
+  'gbraid',
+  'wbraid',
+  'msclkid',
+  'yclid',
+  'twclid',
+  'ttclid',
+  'igshid',
+  'mc_cid',
+  'mc_eid',
+  '_hsenc',
+  '_hsmi',
+  'mkt_tok',
+]);
+
+const isTracking = (name: string): boolean => name.startsWith('utm_') || TRACKING_PARAMETERS.has(name);
+
+/** Characters a path segment may hold literally (RFC 3986 pchar less `%`): their escapes are decoded. */
+const PATH_LITERAL = /[A-Za-z0-9\-._~!$&'()*+,;=:@]/;
+/** Characters a query may hold literally, less the ones that delimit or encode its pairs (`&`, `=`, `+`). */
+const QUERY_LITERAL = /[A-Za-z0-9\-._~!$'()*,;:@/?]/;
+
+/**
+ * One spelling of percent-encoding: an escape of a character that may stand literally is decoded,
+ * every other escape is kept with upper-case hex (the URL parser has already escaped what must be).
+ */
+function normalizeEscapes(text: string, literal: RegExp): string {
+  if (!text.includes('%')) return text;
+  return text.replace(/%([0-9A-Fa-f]{2})/g, (sequence, hex: string) => {
+    const ch = String.fromCharCode(Number.parseInt(hex, 16));
+    return literal.test(ch) ? ch : sequence.toUpperCase();
+  });
+}
+
+/**
+ * The form of a URL that merging compares (never shown): scheme-insensitive for http and https,
+ * host in lower case without a leading `www.` or a trailing dot, no default port, no fragment,
+ * one spelling of percent-encoding, no trailing slash on the path, no tracking parameters.
+ * A string that is not a URL is its own key.
+ */
+export function canonicalUrl(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw.trim());
+  } catch {
+    return raw;
+  }
+  const web = u.protocol === 'http:' || u.protocol === 'https:';
+  if (!web || !u.hostname) return u.href.replace(/#.*$/s, '');
+  let host = u.hostname.replace(/\.$/, '');
+  if (host.startsWith('www.') && host.length > 4) host = host.slice(4);
+  const port = u.port === '80' || u.port === '443' ? '' : u.port;
+  let path = normalizeEscapes(u.pathname, PATH_LITERAL);
+  while (path.endsWith('/')) path = path.slice(0, -1);
+  let query = '';
+  if (u.search.length > 1) {
+    const kept: string[] = [];
+    for (const pair of u.search.slice(1).split('&')) {
+      if (pair === '') continue;
+      const name = pair.split('=', 1)[0]!;
+      if (isTracking(normalizeEscapes(name, QUERY_LITERAL).toLowerCase())) continue;
+      kept.push(normalizeEscapes(pair, QUERY_LITERAL));
+    }
+    if (kept.length > 0) query = `?${kept.join('&')}`;
+  }
+  return `${host}${port ? `:${port}` : ''}${path}${query}`;
 }
 
 export function sourceOf(engines: readonly EngineSlug[]): string {

@@ -128,13 +128,20 @@ export const dateSchema = z
 
 const DECIMAL_DIGIT = /^\p{Nd}$/u;
 
+/** Values of the non-ASCII digits met so far: a few hundred code points at most, each found once. */
+const DIGIT_VALUES = new Map<number, number>();
+
 /** The value 0-9 of a Unicode decimal digit (category Nd runs are blocks of ten starting at zero). */
 function digitValue(ch: string): number {
   const cp = ch.codePointAt(0)!;
   if (cp >= 0x30 && cp <= 0x39) return cp - 0x30;
+  const known = DIGIT_VALUES.get(cp);
+  if (known !== undefined) return known;
   let start = cp;
   while (start > 0 && cp - start < 100 && DECIMAL_DIGIT.test(String.fromCodePoint(start - 1))) start--;
-  return (cp - start) % 10;
+  const value = (cp - start) % 10;
+  DIGIT_VALUES.set(cp, value);
+  return value;
 }
 
 const INTEGER = /^[+-]?\p{Nd}+(?:_\p{Nd}+)*$/u;
@@ -152,7 +159,8 @@ export function parseInteger(raw: string): number | null {
   for (const ch of s) {
     if (ch === '-') negative = true;
     else if (ch === '+' || ch === '_') continue;
-    else value = Math.min(value * 10 + digitValue(ch), 1e12);
+    // Once saturated, no further digit can change the value.
+    else if (value < 1e12) value = Math.min(value * 10 + digitValue(ch), 1e12);
   }
   return negative ? -value : value;
 }

@@ -280,6 +280,7 @@ export const cardsResponseSchema = z.object({
   tripadvisor: tripadvisorCardSchema.nullable(),
   stackexchange: stackExchangeCardSchema.nullable(),
   map: mapAnswerSchema.nullable(),
+  unresponsive: z.array(unresponsiveSchema),
 });
 
 // --- errors of the search endpoints ---------------------------------------------------------

@@ -6,7 +6,7 @@ import { unresponsiveOf } from '../providers/runner.js';
 import type { ProviderDirectory, ProviderSlug, Unresponsive, Upstream, WebEngineCalls } from '../providers/types.js';
 import { createHighlighter, type Highlighter } from './highlight.js';
 import { correctionOf, mergeResults, type WebResult } from './merge.js';
-import { allFailed, notConfigured, type SearchOutcome } from './outcome.js';
+import { noAnswer, notConfigured, type SearchOutcome } from './outcome.js';
 import type { EngineSlug, WebParams } from './params.js';
 
 /*
@@ -81,8 +81,8 @@ export async function gatherWeb(deps: SearchDeps, params: WebParams): Promise<Se
   let highlighter: Highlighter | undefined;
   const tasks = asked.map((engine) => {
     const call = WEB_ENGINES.get(engine)!.call(query, deps.config);
-    // Object.assign rather than a spread with keys of its own (a slow path on Node 20's V8, see runner.ts).
-    return Object.assign({}, call, {
+    return {
+      ...call,
       // Highlighted in place as it is parsed, so slices are cached highlighted (the query is part of the key).
       parse(body: unknown): EngineSlice {
         const slice = call.parse(body);
@@ -91,7 +91,7 @@ export async function gatherWeb(deps: SearchDeps, params: WebParams): Promise<Se
         return slice;
       },
       size: sliceBytes,
-    });
+    };
   });
   const outcomes = await deps.upstream.gather(tasks);
 
@@ -103,9 +103,9 @@ export async function gatherWeb(deps: SearchDeps, params: WebParams): Promise<Se
     if (outcome.provider === 'provider_01') correction = correctionOf(query.q, slice.altered);
     if (slice.results.length > 0) lists.push({ engine: outcome.provider, results: slice.results });
   }
-  const unresponsive = unresponsiveOf(outcomes);
-  if (asked.length > 0 && unresponsive.length === asked.length) return allFailed(unresponsive);
-  return { status: 200, body: { query, lists, correction, unresponsive } };
+  if (asked.length > 0 && !outcomes.some((o) => o.ok)) return noAnswer(outcomes);
+
+  return { status: 200, body: { query, lists, correction, unresponsive: unresponsiveOf(outcomes) } };
 }
 
 export async function searchWeb(deps: SearchDeps, params: WebParams): Promise<SearchOutcome<WebResponse>> {

@@ -91,7 +91,7 @@ describe('API key format', () => {
     expect(secretMatches(secret, Buffer.alloc(5))).toBe(false);
   });
 
-  it('checks one secret after another against their own hashes (the digest buffer is reused)', () => {
+  it('checks one secret after another against their own hashes', () => {
     const keys = [generateKey(), generateKey()];
     const secrets = keys.map((k) => k.key.split('.')[1]!);
     expect(secretMatches(secrets[0]!, keys[0]!.secretHash)).toBe(true);
@@ -174,7 +174,7 @@ describe('passwords', () => {
   });
 });
 
-describe('parseKey against the regular expressions it replaces', () => {
+describe('parseKey against a reference that cuts the key into its parts first', () => {
   it('accepts and splits exactly the keys /^[0-9a-f]{8}$/ and /^[A-Za-z0-9_-]{1,512}$/ accept', () => {
     const reference = (presented: string) => {
       let value = presented.trim();

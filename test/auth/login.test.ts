@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { issueApiKey } from '../../src/auth/api-keys.js';
-import { IP_THRESHOLD } from '../../src/auth/login-throttle.js';
+import { CLIENT_THRESHOLD } from '../../src/auth/login-throttle.js';
 import { createUser, setUserActive } from '../../src/auth/users.js';
 import { createPool } from '../../src/db/pool.js';
 import { testConfig } from '../helpers/app.js';
@@ -180,7 +180,7 @@ describe('sign-in, sessions and sign-out', () => {
     expect((await client.get('/settings/keys')).status).toBe(302);
   });
 
-  it('slows failed sign-ins per username: after 5 failures even the right password waits out a growing delay', async () => {
+  it('slows failed sign-ins per client and username: after 5 failures even the right password waits out a growing delay', async () => {
     await createUser(db.pool, { username: 'dora', password: 'doras password' });
     for (let i = 0; i < 5; i++) {
       const res = await new WebClient(server.base).signIn('dora', 'nope nope');
@@ -236,7 +236,7 @@ describe('cookies behind an HTTPS proxy', () => {
   });
 
   it('slows failed sign-ins per client IP across usernames, leaving other IPs alone', async () => {
-    for (let i = 0; i < IP_THRESHOLD; i++) {
+    for (let i = 0; i < CLIENT_THRESHOLD; i++) {
       const res = await new WebClient(server.base, { 'x-forwarded-for': '203.0.113.9' }).signIn(
         `guess${i}`,
         'nope nope',

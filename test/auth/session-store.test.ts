@@ -1,6 +1,6 @@
 import type { Session } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgSessionStore } from '../../src/auth/session-store.js';
+import { PgSessionStore } from '../../src/routes/web/session-store.js';
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js';
 
 const call = <T>(fn: (cb: (err?: unknown, value?: T) => void) => void) =>

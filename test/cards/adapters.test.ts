@@ -22,6 +22,11 @@ describe('Wikipedia adapter', () => {
     expect(wikiLanguage('')).toBe('en');
     expect(wikiLanguage('de')).toBe('de');
     expect(wikiLanguage('zh-yue')).toBe('zh-yue');
+    // A region names no wiki: its language's wiki answers (pt-br.wikipedia.org does not exist).
+    expect(wikiLanguage('pt-BR')).toBe('pt');
+    expect(wikiLanguage('en_GB')).toBe('en');
+    expect(wikiLanguage('zh-tw')).toBe('zh');
+    expect(wikiLanguage('nds-nl')).toBe('nds-nl');
     expect(wikiLanguage('../x')).toBe('en');
     expect(wikiLanguage('<script>')).toBe('en');
     expect(wikipediaSite({ WIKIPEDIA_BASE_URL: 'https://{lang}.wikipedia.org' }, 'fr')).toBe(

@@ -60,6 +60,7 @@ afterEach(() => {
   fakes.wikipedia.setApiError(false);
   fakes.stackexchange.setThrottled(false);
   web.resetRequests();
+  for (const engine of [web.brave, web.mojeek, web.marginalia, web.staan]) engine.setMode({ kind: 'normal' });
 });
 
 afterAll(async () => {
@@ -96,7 +97,15 @@ describe('GET /api/v1/cards/ parameters', () => {
     const before = await usage();
     const plain = await get('/api/v1/cards?q=jupiter');
     expect(plain.status).toBe(200);
-    expect(Object.keys(plain.body)).toEqual(['query', 'wikipedia', 'thetvdb', 'tripadvisor', 'stackexchange', 'map']);
+    expect(Object.keys(plain.body)).toEqual([
+      'query',
+      'wikipedia',
+      'thetvdb',
+      'tripadvisor',
+      'stackexchange',
+      'map',
+      'unresponsive',
+    ]);
     expect((await get('/api/v1/cards/?q=jupiter', t, 'HEAD')).status).toBe(200);
     expect(await usage()).toBe(before + 2);
   });
@@ -136,6 +145,7 @@ describe('the Wikipedia card', () => {
         tripadvisor: null,
         stackexchange: null,
         map: null,
+        unresponsive: [],
       },
     });
   });
@@ -440,13 +450,84 @@ describe('timeouts and failures', () => {
     expect(await healthRow('provider_10')).toMatchObject({ ok: false });
   });
 
-  it('a failing Wikipedia leaves the other cards', async () => {
+  it('a failing Wikipedia leaves the other cards, and is listed in unresponsive', async () => {
     fakes.wikipedia.setMode({ kind: 'status', status: 503, body: { error: 'overloaded' } });
     const res = await cards({ q: 'kubernetes ingress timeout' });
     expect(res.status).toBe(200);
     expect(res.body.wikipedia).toBeNull();
     expect(res.body.stackexchange).toMatchObject({ title: 'Kubernetes ingress timeout' });
+    expect(res.body.unresponsive).toEqual([{ engine: 'provider_08', reason: 'error' }]);
     expect(await healthRow('provider_08')).toMatchObject({ ok: false, last_error: expect.stringContaining('503') });
+  });
+
+  it('lists every failed provider in unresponsive, in slug order, with the cards null', async () => {
+    fakes.wikipedia.setMode({ kind: 'status', status: 500, body: { error: 'boom' } });
+    fakes.stackexchange.setMode({ kind: 'reset' });
+    web.brave.setMode({ kind: 'status', status: 500, body: { error: 'boom' } });
+    const res = await cards({ q: 'kubernetes ingress timeout listed' });
+    expect(res.status).toBe(200);
+    expect(res.body.wikipedia).toBeNull();
+    expect(res.body.stackexchange).toBeNull();
+    expect(res.body.unresponsive).toEqual([
+      { engine: 'provider_01', reason: 'error' },
+      { engine: 'provider_08', reason: 'error' },
+      { engine: 'provider_12', reason: 'unavailable' },
+    ]);
+  });
+
+  it('answers 502 as the other endpoints do when every provider asked failed', async () => {
+    for (const f of [...fakes.all, web.brave, web.mojeek, web.marginalia, web.staan]) f.setMode({ kind: 'reset' });
+    const res = await cards({ q: 'jupiter everything down' });
+    expect(res.status).toBe(502);
+    expect(res.body.detail).toBe('All search providers failed.');
+    const unresponsive = res.body.unresponsive as { engine: string; reason: string }[];
+    expect(unresponsive.slice(0, 5)).toEqual(
+      ['provider_01', 'provider_02', 'provider_03', 'provider_04', 'provider_08'].map((engine) => ({
+        engine,
+        reason: 'unavailable',
+      })),
+    );
+    expect(unresponsive.every((u) => u.reason === 'unavailable')).toBe(true);
+  });
+
+  it('answers 200 when one provider answered, even with no card (TheTVDB found nothing)', async () => {
+    fakes.wikipedia.setMode({ kind: 'status', status: 500, body: { error: 'boom' } });
+    for (const engine of [web.brave, web.mojeek, web.marginalia, web.staan]) engine.setMode({ kind: 'reset' });
+    const res = await cards({ q: 'jupiter nothing found' });
+    expect(res.status).toBe(200);
+    expect(res.body.thetvdb).toBeNull();
+    expect(fakes.thetvdb.requests.length).toBeGreaterThan(0);
+    expect((res.body.unresponsive as { engine: string }[]).map((u) => u.engine)).toEqual([
+      'provider_01',
+      'provider_02',
+      'provider_03',
+      'provider_04',
+      'provider_08',
+    ]);
+  });
+
+  it('answers 200 with the map when every other provider failed but the map was found', async () => {
+    const known = fakes.nominatim.places;
+    fakes.nominatim.places = [
+      ...known,
+      { ...known[0]!, name: '12 Main Street', display_name: '12 Main Street, Springfield' },
+    ];
+    try {
+      fakes.wikipedia.setMode({ kind: 'status', status: 500, body: { error: 'boom' } });
+      for (const engine of [web.brave, web.mojeek, web.marginalia, web.staan]) engine.setMode({ kind: 'reset' });
+      const res = await cards({ q: '12 Main Street' });
+      expect(res.status).toBe(200);
+      expect(res.body.map).toMatchObject({ type: 'map', place: { name: '12 Main Street' } });
+      expect((res.body.unresponsive as { engine: string }[]).map((u) => u.engine)).toEqual([
+        'provider_01',
+        'provider_02',
+        'provider_03',
+        'provider_04',
+        'provider_08',
+      ]);
+    } finally {
+      fakes.nominatim.places = known;
+    }
   });
 
   it('a hanging Wikipedia delays the answer only by its own timeout', async () => {

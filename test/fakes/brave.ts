@@ -6,10 +6,18 @@ import { type Fixtures, type FixtureResult, hostOf, intParam, ResultBook, slugif
  * real one: web, images, news, videos and suggest. Checks the
  * X-Subscription-Token header (a wrong token gives Brave's 422
  * SUBSCRIPTION_TOKEN_INVALID, the token "limited" a 429 RATE_LIMITED with
- * Brave's rate-limit headers) and the paging parameters (web count 1-20,
- * news/videos count 1-50, offset 0-9, images count 1-200 and safesearch
- * off|strict, else a 422 VALIDATION error), like the real API. Images, news
- * and videos can also be pinned as raw Brave result objects
+ * Brave's rate-limit headers), the paging parameters (web count 1-20,
+ * news/videos count 1-50, suggest count 1-20, offset 0-9, images count 1-200
+ * and safesearch off|strict) and the fixed lists of search_lang and country
+ * (Brave's reference; its own copy, not the adapter's), like the real API:
+ * anything else is Brave's 422
+ * VALIDATION "Unable to validate request parameter(s)" with the pydantic
+ * error naming the parameter in meta.errors[].loc, as in the bodies quoted in
+ * openclaw/openclaw #37260 and #18795. The case of `country` is not checked
+ * (the reference lists upper case; Brave's answers echo lower case). News
+ * results carry no `source` key, only meta_url and profile.name, and video
+ * results video.publisher and video.creator, as Brave's samples do. Images,
+ * news and videos can also be pinned as raw Brave result objects
  * (`setMediaResults`), served as given.
  */
 
@@ -42,11 +50,67 @@ export interface BraveFake extends FakeServer {
   failWith(failure: BraveFailure | null): void;
   /** Pins the raw result objects of images, news or videos for `q` (all pages). */
   setMediaResults(endpoint: MediaEndpoint, q: string, results: Record<string, unknown>[]): void;
+  /** Narrows the search_lang values accepted (as when Brave drops one from its list), or back to Brave's with null. */
+  acceptSearchLangs(langs: Iterable<string> | null): void;
   /** Requests received on one endpoint (`web`, `images`, `news`, `videos`, `suggest`). */
   requestsTo(endpoint: 'web' | 'images' | 'news' | 'videos' | 'suggest'): FakeRequest[];
 }
 
 let errorCounter = 0;
+
+/*
+ * Brave's own lists (the "codes" pages of its API reference, as Brave's MCP server enumerates
+ * them), kept here apart from the adapter's copy so that the fake checks the adapter.
+ */
+const BRAVE_SEARCH_LANGS: ReadonlySet<string> = new Set(
+  (
+    'ar eu bn bg ca zh-hans zh-hant hr cs da nl en en-gb et fi fr gl de gu he hi hu is it jp kn ko lv lt ms ml mr ' +
+    'nb pl pt-br pt-pt pa ro ru sr sk sl es sv ta te th tr uk vi'
+  ).split(' '),
+);
+const BRAVE_COUNTRIES: ReadonlySet<string> = new Set(
+  'AR AU AT BE BR CA CL DK FI FR DE HK IN ID IT JP KR MY MX NL NZ NO CN PL PT PH RU SA ZA ES SE CH TW TR GB US'.split(
+    ' ',
+  ),
+);
+
+/** pydantic's message for a value outside a list: "Input should be 'a', 'b' or 'c'". */
+function enumMessage(values: Iterable<string>): string {
+  const quoted = [...values].map((v) => `'${v}'`);
+  return `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`;
+}
+
+const SEARCH_LANG_EXPECTED = enumMessage(BRAVE_SEARCH_LANGS);
+const COUNTRY_EXPECTED = enumMessage(['ALL', ...BRAVE_COUNTRIES]);
+
+/** Brave's 422 VALIDATION answer carrying one pydantic error. */
+export function validation(error: Record<string, unknown>): FakeReply {
+  return braveError(422, 'VALIDATION', 'Unable to validate request parameter(s)', { errors: [error] });
+}
+
+/** Brave's 422 for a value outside a fixed list. */
+function enumError(param: string, input: string, expected: string): FakeReply {
+  return validation({
+    type: 'enum',
+    loc: ['query', param],
+    msg: `Input should be ${expected}`,
+    input,
+    ctx: { expected },
+  });
+}
+
+/** The 422 Brave answers for a search_lang or country outside its lists, or null. */
+function localeError(req: FakeRequest, langs: ReadonlySet<string>): FakeReply | null {
+  const lang = req.query.get('search_lang');
+  if (lang !== null && !langs.has(lang)) {
+    return enumError('search_lang', lang, langs === BRAVE_SEARCH_LANGS ? SEARCH_LANG_EXPECTED : enumMessage(langs));
+  }
+  const country = req.query.get('country');
+  if (country !== null && country.toUpperCase() !== 'ALL' && !BRAVE_COUNTRIES.has(country.toUpperCase())) {
+    return enumError('country', country, COUNTRY_EXPECTED);
+  }
+  return null;
+}
 
 export function braveError(
   status: number,
@@ -89,10 +153,15 @@ function failureReply(failure: BraveFailure): FakeReply {
         headers: RATE_HEADERS,
       };
     case 'validation':
-      return braveError(422, 'VALIDATION', 'Unable to validate request parameter(s)', {
-        errors: [{ type: 'value_error', loc: ['query', 'q'], msg: 'invalid' }],
-      });
+      return validation({ type: 'missing', loc: ['query', 'q'], msg: 'Field required', input: null });
   }
+}
+
+/** A publisher's name for a news result, as Brave's profile.name gives it ("Example News" for news.example.org). */
+export function publisherOf(url: string): string {
+  const host = hostOf(url).replace(/^www\./, '');
+  const label = host.split('.').find((part) => part !== 'news') ?? host;
+  return `${label.charAt(0).toUpperCase()}${label.slice(1)} News`;
 }
 
 function metaUrl(url: string) {
@@ -153,21 +222,35 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
   const altered = new Map<string, string | null>();
   const suggestions = new Map<string, string[]>();
   let forced: BraveFailure | null = null;
+  let searchLangs: ReadonlySet<string> = BRAVE_SEARCH_LANGS;
   const media = new Map<string, Record<string, unknown>[]>();
   const pinnedMedia = (endpoint: MediaEndpoint, q: string) => media.get(`${endpoint} ${q}`);
 
-  function rangeError(param: string): FakeReply {
-    return braveError(422, 'VALIDATION', 'Unable to validate request parameter(s)', {
-      errors: [{ type: 'value_error', loc: ['query', param], msg: 'out of range' }],
+  /** Brave's 422 for a value outside a parameter's bounds (pydantic's less/greater-than error). */
+  function rangeError(param: string, input: string, min: number, max: number): FakeReply {
+    const low = Number(input) < min;
+    return validation({
+      type: low ? 'greater_than_equal' : 'less_than_equal',
+      loc: ['query', param],
+      msg: low ? `Input should be greater than or equal to ${min}` : `Input should be less than or equal to ${max}`,
+      input,
+      ctx: low ? { ge: min } : { le: max },
     });
   }
 
-  /** count (1..max) and offset (0..9) of news and videos, or the 422 Brave answers. */
+  /** A number parameter within min..max, or Brave's 422 naming it. */
+  function bounded(req: FakeRequest, param: string, fallback: number, min: number, max: number): number | FakeReply {
+    const raw = req.query.get(param);
+    const value = intParam(raw, fallback);
+    return value < min || value > max ? rangeError(param, raw ?? '', min, max) : value;
+  }
+
+  /** count (1..max) and offset (0..9) of web, news and videos, or the 422 Brave answers. */
   function paging(req: FakeRequest, max: number): { count: number; offset: number } | FakeReply {
-    const count = intParam(req.query.get('count'), 20);
-    const offset = intParam(req.query.get('offset'), 0);
-    if (count < 1 || count > max) return rangeError('count');
-    if (offset < 0 || offset > 9) return rangeError('offset');
+    const count = bounded(req, 'count', 20, 1, max);
+    if (typeof count !== 'number') return count;
+    const offset = bounded(req, 'offset', 0, 0, 9);
+    if (typeof offset !== 'number') return offset;
     return { count, offset };
   }
 
@@ -175,16 +258,27 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
     if (forced) return failureReply(forced);
     const token = req.headers['x-subscription-token'];
     if (typeof token !== 'string' || token === '') {
-      return braveError(422, 'VALIDATION', 'Unable to validate request parameter(s)', {
-        errors: [{ type: 'missing', loc: ['header', 'x-subscription-token'], msg: 'Field required' }],
+      return validation({
+        type: 'missing',
+        loc: ['header', 'x-subscription-token'],
+        msg: 'Field required',
+        input: null,
       });
     }
     if (token === 'limited') return failureReply('rate_limited');
     if (token !== expected) return failureReply('invalid_key');
     const q = req.query.get('q');
     if (!q) return failureReply('validation');
-    if (q.length > 400) return failureReply('validation');
-    return null;
+    if (q.length > 400) {
+      return validation({
+        type: 'string_too_long',
+        loc: ['query', 'q'],
+        msg: 'String should have at most 400 characters',
+        input: q,
+        ctx: { max_length: 400 },
+      });
+    }
+    return localeError(req, searchLangs);
   }
 
   function queryBlock(q: string) {
@@ -203,15 +297,9 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
     const error = check(req, key);
     if (error) return error;
     const q = req.query.get('q')!;
-    const count = intParam(req.query.get('count'), 20);
-    const offset = intParam(req.query.get('offset'), 0);
-    if (count < 1 || count > 20 || offset < 0 || offset > 9) {
-      return braveError(422, 'VALIDATION', 'Unable to validate request parameter(s)', {
-        errors: [
-          { type: 'value_error', loc: ['query', count < 1 || count > 20 ? 'count' : 'offset'], msg: 'out of range' },
-        ],
-      });
-    }
+    const paged = paging(req, 20);
+    if ('body' in paged) return paged;
+    const { count, offset } = paged;
     const searched = altered.get(q) ?? q;
     const results = book.slice(searched === q ? q : searched, offset * count, count).map(webResult);
     return {
@@ -230,10 +318,12 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
     const error = check(req, key);
     if (error) return error;
     const q = req.query.get('q')!;
-    const count = intParam(req.query.get('count'), 50);
-    if (count < 1 || count > 200) return rangeError('count');
+    const count = bounded(req, 'count', 50, 1, 200);
+    if (typeof count !== 'number') return count;
     const safesearch = req.query.get('safesearch');
-    if (safesearch !== null && safesearch !== 'off' && safesearch !== 'strict') return rangeError('safesearch');
+    if (safesearch !== null && safesearch !== 'off' && safesearch !== 'strict') {
+      return enumError('safesearch', safesearch, "'off' or 'strict'");
+    }
     const raw = pinnedMedia('images', q);
     if (raw)
       return {
@@ -286,6 +376,12 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
       breaking: false,
       thumbnail: { src: `https://imgs.search.brave.com/thumb/${slugify(r.url)}` },
       meta_url: metaUrl(r.url),
+      profile: {
+        name: publisherOf(r.url),
+        url: r.url,
+        long_name: hostOf(r.url),
+        img: `https://imgs.search.brave.com/profile/${hostOf(r.url)}`,
+      },
       extra_snippets: [],
     }));
     return { body: { type: 'news', query: queryBlock(q), results } };
@@ -327,6 +423,8 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
     const error = check(req, suggestKey);
     if (error) return error;
     const q = req.query.get('q')!;
+    const counted = bounded(req, 'count', 5, 1, 20);
+    if (typeof counted !== 'number') return counted;
     const list = suggestions.get(q) ?? [
       q,
       `${q} meaning`,
@@ -339,9 +437,8 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
       `${q} images`,
       `${q} video`,
     ];
-    const count = intParam(req.query.get('count'), list.length);
     return {
-      body: { type: 'suggest', query: { original: q }, results: list.slice(0, count).map((s) => ({ query: s })) },
+      body: { type: 'suggest', query: { original: q }, results: list.slice(0, counted).map((s) => ({ query: s })) },
     };
   };
 
@@ -372,6 +469,9 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
     },
     failWith: (failure: BraveFailure | null) => {
       forced = failure;
+    },
+    acceptSearchLangs: (langs: Iterable<string> | null) => {
+      searchLangs = langs === null ? BRAVE_SEARCH_LANGS : new Set(langs);
     },
     requestsTo: (endpoint: 'web' | 'images' | 'news' | 'videos' | 'suggest') =>
       fake.requests.filter((r) => r.path === `/res/v1/${endpoint}/search`),

@@ -2,7 +2,8 @@ import { type FakeServer, type FakeServerOptions, startFakeServer } from './fake
 
 /*
  * Fake LibreTranslate: GET /languages, POST /translate and POST /detect
- * (JSON or form bodies), errors as {"error": "..."} like the real server.
+ * (JSON or form bodies), errors as {"error": "..."} like the real server
+ * (400 "<code> is not supported" for a source or target it lacks).
  */
 
 export const LANGUAGES = [
@@ -49,11 +50,15 @@ export async function startLibreTranslateFake(options: FakeServerOptions = {}): 
         }
         const q = typeof f.q === 'string' ? f.q : '';
         if (!q) return { status: 400, body: { error: 'Invalid request: missing q parameter' } };
+        // Like libretranslate/app.py: a source (unless "auto") or target the server lacks is "<code> is not supported".
+        const source = String(f.source ?? 'auto');
+        if (source !== 'auto' && !state.languages.some((l) => l.code === source)) {
+          return { status: 400, body: { error: `${source} is not supported` } };
+        }
         const target = String(f.target ?? '');
         if (!state.languages.some((l) => l.code === target)) {
           return { status: 400, body: { error: `${target} is not supported` } };
         }
-        const source = String(f.source ?? 'auto');
         const translatedText = DICTIONARY[q.toLowerCase()]?.[target] ?? `[${target}] ${q}`;
         return {
           body:

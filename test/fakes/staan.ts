@@ -7,8 +7,10 @@ import { type Fixtures, type FixtureResult, hostOf, intParam, ResultBook } from 
  * Errors as Staan reports them: 401 {"code":"INVALID_CREDENTIALS","message"},
  * 429 {"code":"RATE_LIMITED","message"} (the key "limited"), and the
  * framework shape {"statusCode":400,"error":"Bad Request","message":[…]} for
- * an offset that is not a multiple of 10 up to 30, an unsupported market or a
- * query over 400 characters.
+ * an offset that is not a multiple of 10 up to 30, a market outside Staan's
+ * twelve lower-case markets (checked as sent: `en-US` is refused, as clients
+ * document "market must be one of the following values") or a query over 400
+ * characters. Without a market Staan answers from its default market, fr-fr.
  */
 
 export interface StaanFakeOptions {
@@ -29,6 +31,7 @@ export interface StaanFake extends FakeServer {
   failWith(failure: StaanFailure | null): void;
 }
 
+/** Staan's markets, as clients list them (its own copy, not the adapter's: the fake checks the adapter). */
 export const STAAN_MARKETS = [
   'fr-fr',
   'de-de',
@@ -77,7 +80,7 @@ export async function startStaanFake(options: StaanFakeOptions = {}): Promise<St
     if (offset < 0 || offset > 30 || offset % 10 !== 0)
       return badRequest('offset must be a multiple of 10 not greater than 30');
     const market = req.query.get('market');
-    if (market !== null && !STAAN_MARKETS.includes(market.toLowerCase())) {
+    if (market !== null && !STAAN_MARKETS.includes(market)) {
       return badRequest(`market must be one of the following values: ${STAAN_MARKETS.join(', ')}`);
     }
     const results = book.slice(q, offset, 10).map((r) => {
@@ -96,7 +99,7 @@ export async function startStaanFake(options: StaanFakeOptions = {}): Promise<St
         hostname,
         display_url: r.displayUrl ?? `${hostname.replace(/^www\./, '')}${path ? ` › ${path}` : ''}`,
         ...(r.favicon ? { favicon_url: r.favicon } : {}),
-        published_date: '2025-03-14',
+        published_date: r.publishedDate ?? '2025-03-14',
         extra_snippets: [{ chunk: r.description ?? '', score: 0.82 }],
       };
     });

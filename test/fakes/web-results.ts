@@ -18,6 +18,14 @@ export interface FixtureResult {
   sitelinks?: { title: string; url: string }[];
   /** Staan `display_url`. */
   displayUrl?: string;
+  /** Mojeek: the result's date, Unix seconds (default: a day older than the result before it). */
+  date?: number;
+  /** Staan: published_date (default "2025-03-14"). */
+  publishedDate?: string;
+  /** Mojeek: hidden by safe=1. */
+  adult?: boolean;
+  /** Mojeek: the page's language (lb prefers it; default en). */
+  language?: string;
 }
 
 export type Fixtures = Record<string, FixtureResult[]>;
@@ -72,6 +80,10 @@ export class ResultBook {
   }
   clear(): void {
     this.fixtures.clear();
+  }
+  /** Whether `q` has pinned results (else it gets the derived default list). */
+  isPinned(q: string): boolean {
+    return this.fixtures.has(q);
   }
   /** Results [start, start + count) of the list for `q` (0-based). */
   slice(q: string, start: number, count: number): FixtureResult[] {

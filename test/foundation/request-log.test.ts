@@ -2,39 +2,28 @@ import type { FastifyBaseLogger } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createPool } from '../../src/db/pool.js';
-import { LazyRequestLogger, writeCompletedLine } from '../../src/request-log-controller.js';
 import { testConfig } from '../helpers/app.js';
 import { captureLogs } from '../security/support.js';
 
 /*
- * The request log (request-log-controller.ts): one completion line per
- * request, and a request's own logger (`request.log`) made only when something
- * logs through it. Both must write what a pino child per request wrote.
+ * The request log (app.ts): one completion line per request, with the
+ * request's id, method, redacted URL, status and time, written through
+ * Fastify's child logger of the request.
  */
 
 interface Captured {
   logger: FastifyBaseLogger;
   lines(): Record<string, unknown>[];
   raw(): string[];
-  /** Child loggers made of the root logger so far. */
-  children(): number;
 }
 
-/** The production logger options at trace level (security/support.ts), counting the children made of it. */
+/** The production logger options at trace level (security/support.ts). */
 function capture(): Captured {
   const logs = captureLogs();
-  const logger = logs.logger;
-  let children = 0;
-  const child = logger.child.bind(logger);
-  logger.child = ((...args: Parameters<typeof child>) => {
-    children++;
-    return child(...args);
-  }) as typeof logger.child;
   return {
-    logger,
+    logger: logs.logger,
     raw: logs.lines,
     lines: () => logs.lines().map((l) => JSON.parse(l) as Record<string, unknown>),
-    children: () => children,
   };
 }
 
@@ -97,24 +86,11 @@ describe('request log lines', () => {
     ]);
   });
 
-  it('makes no logger of its own for a request that logs only its completion line', async () => {
-    const log = capture();
-    const app = await appWith(log);
-    await app.ready();
-    const before = log.children();
-    for (let i = 0; i < 5; i++) expect((await app.inject({ url: '/test/quiet' })).statusCode).toBe(200);
-    expect(log.children()).toBe(before);
-    expect(log.lines().filter((l) => l.msg === 'request completed')).toHaveLength(5);
-  });
-
   it("gives what a handler logs through request.log the request's id, and still writes its completion line", async () => {
     const log = capture();
     const app = await appWith(log);
-    await app.ready();
-    const before = log.children();
     const res = await app.inject({ url: '/test/chatty', headers: { 'x-request-id': 'req-chatty-1' } });
     expect(res.statusCode).toBe(200);
-    expect(log.children()).toBe(before + 1);
     const said = log.lines().find((l) => l.msg === 'handler says something')!;
     expect(said).toMatchObject({ level: 40, reqId: 'req-chatty-1', step: 'middle' });
     const completed = log.lines().filter((l) => l.msg === 'request completed');
@@ -141,145 +117,33 @@ describe('request log lines', () => {
   });
 });
 
-describe('the completion line, written without pino’s general path', () => {
-  const requests = [
-    { url: '/api/v1/instant/?q=17+km+in+miles', ua: 'curl/8.5.0', host: '127.0.0.1:8000', status: 200, time: 1.234567 },
-    { url: '/api/v1/web/?q="quoted"\\back&api_key=sekret', ua: undefined, host: undefined, status: 429, time: 0 },
-    {
-      url: '/api/v1/web/?q=caf%C3%A9+ünïcödé+日本',
-      ua: 'Mozilla/5.0 "x" \\ é',
-      host: 'sift.example',
-      status: 503,
-      time: 12.5,
-    },
-    { url: '/status/health', ua: 'probe', host: 'h', status: 200, time: Number.POSITIVE_INFINITY },
-  ];
-  const fieldsOf = (r: (typeof requests)[number]) => ({
-    req: { method: 'GET', url: r.url, hostname: r.host, ip: '10.0.0.7', headers: { 'user-agent': r.ua } },
-    res: { statusCode: r.status },
-    responseTime: r.time,
-  });
-  /** A line with its time (the one field that differs between two writes) taken out. */
-  const timeless = (line: string) => line.replace(/,"time":\d+/, '');
-
-  it('is byte for byte the line pino writes for the same request, at info and debug', () => {
-    const logs = captureLogs();
-    for (const [i, r] of requests.entries()) {
-      for (const level of ['info', 'debug'] as const) {
-        expect(writeCompletedLine(logs.logger, level, { reqId: `req-${i}` }, fieldsOf(r), 'request completed')).toBe(
-          true,
-        );
-        logs.logger[level](Object.assign({ reqId: `req-${i}` }, fieldsOf(r)), 'request completed');
-      }
-    }
-    const lines = logs.lines();
-    expect(lines).toHaveLength(requests.length * 4);
-    for (let i = 0; i < lines.length; i += 2) expect(timeless(lines[i]!)).toBe(timeless(lines[i + 1]!));
-    expect(lines.join('\n')).not.toContain('sekret');
-  });
-
-  it('is byte for byte the line pino writes when the res serializer gives more than the status code', () => {
-    const resSerializers: ((res: { statusCode: number }) => unknown)[] = [
-      (res) => ({ statusCode: res.statusCode, ok: res.statusCode < 400 }),
-      (res) => ({ code: res.statusCode }),
-      (res) => ({ statusCode: String(res.statusCode) }),
-      () => null,
-    ];
-    for (const res of resSerializers) {
-      const logs = captureLogs({ serializers: { res } });
-      for (const [i, r] of requests.entries()) {
-        expect(writeCompletedLine(logs.logger, 'info', { reqId: `req-${i}` }, fieldsOf(r), 'request completed')).toBe(
-          true,
-        );
-        logs.logger.info(Object.assign({ reqId: `req-${i}` }, fieldsOf(r)), 'request completed');
-      }
-      const lines = logs.lines();
-      expect(lines).toHaveLength(requests.length * 2);
-      for (let i = 0; i < lines.length; i += 2) expect(timeless(lines[i]!)).toBe(timeless(lines[i + 1]!));
-    }
-  });
-
-  it('goes through pino for a logger whose lines pino writes otherwise (a mixin)', () => {
-    const logs = captureLogs({ mixin: () => ({ worker: 3 }) });
-    const lazy = new LazyRequestLogger(logs.logger, { reqId: 'req-mixin' });
-    lazy.completed('info', fieldsOf(requests[0]!), 'request completed');
-    expect(writeCompletedLine(logs.logger, 'info', {}, fieldsOf(requests[0]!), 'request completed')).toBe(false);
-    expect(JSON.parse(logs.lines()[0]!)).toMatchObject({ worker: 3, reqId: 'req-mixin', res: { statusCode: 200 } });
-  });
-});
-
-describe("the completion line's req, written without JSON.stringify", () => {
-  it("is the text JSON.stringify writes of the serializer's object, for any request", async () => {
-    const fc = (await import('fast-check')).default;
-    const { requestJson, serializeRequest } = await import('../../src/logging.js');
-    const text = fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.constantFrom('"', '\\', '\u2028', '\ud800', 'a\nb'));
-    const maybe = fc.oneof(
-      text,
-      fc.constant(undefined),
-      fc.integer(),
-      fc.constant(null),
-      fc.array(fc.string(), { maxLength: 2 }),
-    );
-    fc.assert(
-      fc.property(
-        fc.record({
-          method: fc.oneof(fc.constantFrom('GET', 'POST'), maybe),
-          url: fc.oneof(
-            text.map((t) => `/api/v1/web/?q=${t}&api_key=${t}`),
-            maybe,
-          ),
-          host: maybe,
-          hostname: maybe,
-          ip: maybe,
-          ua: maybe,
-        }),
-        (r) => {
-          const req = {
-            method: r.method,
-            url: r.url,
-            host: r.host,
-            hostname: r.hostname,
-            ip: r.ip,
-            headers: { 'user-agent': r.ua },
-          };
-          const loggable = req as unknown as Parameters<typeof requestJson>[0];
-          let expected: string | undefined;
-          try {
-            expected = JSON.stringify(serializeRequest(loggable));
-          } catch {
-            return; // a url that is not a string: the serializer itself cannot redact it
-          }
-          expect(requestJson(loggable)).toBe(expected);
-        },
-      ),
-      { numRuns: 5000 },
-    );
-  });
-});
-
 describe("the request line's host", () => {
-  it('is the Host without its port, as Fastify gives request.hostname, for any Host', async () => {
-    const fc = (await import('fast-check')).default;
-    const { hostnameOf } = await import('../../src/logging.js');
-    // Fastify's getter: an IPv6 literal up to its bracket, anything else up to its first colon.
-    const fastify = (host: string) => (host[0] === '[' ? host.slice(0, host.indexOf(']') + 1) : host.split(':', 1)[0]);
-    fc.assert(
-      fc.property(fc.array(fc.constantFrom(...'[]:a1.-'), { maxLength: 12 }), (parts) => {
-        const host = parts.join('');
-        expect(hostnameOf(host)).toBe(fastify(host));
-      }),
-      { numRuns: 20_000 },
-    );
-    expect(hostnameOf('example.org:8080')).toBe('example.org');
-    expect(hostnameOf('[::1]:8080')).toBe('[::1]');
-    expect(hostnameOf('')).toBe('');
-  });
-
   it('is written from the Host header of a request, without the port', async () => {
     const log = capture();
     const app = await appWith(log);
     await app.inject({ url: '/test/quiet', headers: { host: 'sift.example:8443' } });
     const line = JSON.parse(log.raw().find((l) => l.includes('"msg":"request completed"'))!);
     expect(line.req.host).toBe('sift.example');
+  });
+
+  it('keeps the brackets of an IPv6 Host and drops its port', async () => {
+    const log = capture();
+    const app = await appWith(log);
+    await app.inject({ url: '/test/quiet', headers: { host: '[::1]:8443' } });
+    const line = JSON.parse(log.raw().find((l) => l.includes('"msg":"request completed"'))!);
+    expect(line.req.host).toBe('[::1]');
+  });
+});
+
+describe('the request log levels', () => {
+  it('writes monitor polls and incoming requests at debug, other completion lines at info', async () => {
+    const log = capture();
+    const app = await appWith(log);
+    await app.inject({ url: '/status/health', headers: { 'x-request-id': 'req-poll' } });
+    await app.inject({ url: '/test/quiet', headers: { 'x-request-id': 'req-info' } });
+    const lines = log.lines();
+    expect(lines.find((l) => l.reqId === 'req-poll' && l.msg === 'request completed')).toMatchObject({ level: 20 });
+    expect(lines.find((l) => l.reqId === 'req-info' && l.msg === 'request completed')).toMatchObject({ level: 30 });
+    expect(lines.filter((l) => l.msg === 'incoming request').map((l) => l.level)).toEqual([20, 20]);
   });
 });

@@ -86,8 +86,11 @@ async function inParallel<T>(count: number, concurrency: number, task: (i: numbe
   return results;
 }
 
-const tally = (statuses: number[]) =>
-  statuses.reduce<Record<number, number>>((t, s) => ({ ...t, [s]: (t[s] ?? 0) + 1 }), {});
+function tally(statuses: number[]): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
+  return counts;
+}
 
 describe('two instances of two workers each, one database', () => {
   it('admit exactly the burst limit: 20 of 200 concurrent requests of one key', { timeout: 120_000 }, async () => {
@@ -165,6 +168,37 @@ describe('two instances of two workers each, one database', () => {
       expect(shown.usage.searches).toBe(25);
     } finally {
       await stopAll(instances);
+    }
+  });
+
+  it('keep every answered search counted when a worker is killed outright', { timeout: 120_000 }, async () => {
+    const instance = await startInstance({ API_THROTTLE_BURST: '100000/min' });
+    try {
+      const key = await newKey();
+      const statuses = await inParallel(40, 8, async (i) => {
+        const res = await fetch(`${instance.base}/api/v1/instant/?q=${i}%2B3`, {
+          headers: { authorization: `Api-Key ${key}`, connection: 'close' },
+        });
+        await res.arrayBuffer();
+        return res.status;
+      });
+      expect(tally(statuses)).toEqual({ 200: 40 });
+      // Every process of the instance, primary included, killed without a chance to write anything.
+      const { execFileSync } = await import('node:child_process');
+      const pids = execFileSync('pgrep', ['-P', String(instance.child.pid)], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean)
+        .map(Number);
+      for (const pid of [...pids, instance.child.pid!]) process.kill(pid, 'SIGKILL');
+      await instance.exited;
+      const { rows } = await db.pool.query<{ searches: string }>(
+        `SELECT u.searches FROM usage_monthly u JOIN api_keys k ON k.user_id = u.user_id
+          WHERE k.prefix = $1 AND u.month = date_trunc('month', now() AT TIME ZONE 'UTC')::date`,
+        [key.slice(7, 15)],
+      );
+      expect(Number(rows[0]?.searches)).toBe(40);
+    } finally {
+      await stopAll([instance]);
     }
   });
 });

@@ -79,7 +79,7 @@ describe('Brave images adapter', () => {
       count: '30',
       safesearch: 'off',
       search_lang: 'fr',
-      country: 'fr',
+      country: 'FR',
     });
     expect(call.request.headers).toMatchObject({ 'X-Subscription-Token': 'brave-key' });
     expect(params(braveImagesCall(query({ page: 20 }), config)!.request.url)).toMatchObject({
@@ -133,20 +133,27 @@ const BRAVE_NEWS = {
 };
 
 describe('Brave news adapter', () => {
-  it("maps Brave's raw news objects; source only when Brave sends one", () => {
+  it("maps Brave's raw news objects, the publisher from meta_url's site when there is no profile", () => {
     expect(parseBraveNews(BRAVE_NEWS)).toEqual([
       {
         title: 'Leaders gather for climate summit',
         url: 'https://news.example.org/2025/climate',
         description: 'Delegates from ...',
         age: '2 hours ago',
-        source: '',
+        source: 'news.example.org',
         hostname: 'news.example.org',
         thumbnail: 'https://imgs.search.brave.com/climate',
       },
     ]);
-    const withSource = { results: [{ ...BRAVE_NEWS.results[0], source: 'Example News' }] };
-    expect(parseBraveNews(withSource)[0]!.source).toBe('Example News');
+  });
+
+  it("takes the publisher's name from profile.name when Brave sends one (a `source` string first)", () => {
+    const withProfile = { results: [{ ...BRAVE_NEWS.results[0], profile: { name: 'Example News', url: 'u' } }] };
+    expect(parseBraveNews(withProfile)[0]!.source).toBe('Example News');
+    const withSource = { results: [{ ...BRAVE_NEWS.results[0], source: 'Example Wire', profile: { name: 'x' } }] };
+    expect(parseBraveNews(withSource)[0]!.source).toBe('Example Wire');
+    const netlocOnly = { results: [{ url: 'https://n.example/a', meta_url: { netloc: 'n.example' } }] };
+    expect(parseBraveNews(netlocOnly)[0]).toMatchObject({ source: 'n.example', hostname: 'n.example' });
   });
 
   it('asks like web search: a 0-based page index, safe search, language and freshness', () => {
@@ -158,7 +165,7 @@ describe('Brave news adapter', () => {
       offset: '3',
       safesearch: 'strict',
       search_lang: 'de',
-      country: 'de',
+      country: 'DE',
       freshness: 'pd',
     });
     expect(params(braveNewsCall(query({ page: 10 }), config)!.request.url).offset).toBe('9');
@@ -201,13 +208,13 @@ const BRAVE_VIDEOS = {
 };
 
 describe('Brave videos adapter', () => {
-  it("maps title, url, Brave's age and duration as given, the hostname and the thumbnail; no source", () => {
+  it("maps title, url, Brave's age and duration as given, the publisher, the hostname and the thumbnail", () => {
     expect(parseBraveVideos(BRAVE_VIDEOS)).toEqual([
       {
         title: 'Sourdough for beginners',
         url: 'https://www.youtube.com/watch?v=abc123',
         age: '1 year ago',
-        source: '',
+        source: 'YouTube',
         duration: '12:34',
         hostname: 'www.youtube.com',
         thumbnail: 'https://imgs.search.brave.com/sourdough',
@@ -216,6 +223,8 @@ describe('Brave videos adapter', () => {
     expect(parseBraveVideos({ results: [{ url: 'https://v.example/' }] })).toEqual([
       { title: '', url: 'https://v.example/', age: '', source: '', duration: '', hostname: '', thumbnail: '' },
     ]);
+    const creatorOnly = { results: [{ url: 'https://v.example/', video: { creator: 'Bake Lab' } }] };
+    expect(parseBraveVideos(creatorOnly)[0]!.source).toBe('Bake Lab');
   });
 
   it('asks like web search and sits out past page 10', () => {
@@ -284,12 +293,17 @@ describe('Pixabay adapter', () => {
         ],
       }),
     ).toEqual([
-      { title: '', url: 'https://pixabay.com/p/1/', source: 'pixabay.com', thumbnail: 'https://cdn.pixabay.com/1_150.jpg' },
+      {
+        title: '',
+        url: 'https://pixabay.com/p/1/',
+        source: 'pixabay.com',
+        thumbnail: 'https://cdn.pixabay.com/1_150.jpg',
+      },
     ]);
     expect(parsePixabay({ total: 0, totalHits: 0, hits: [] })).toEqual([]);
   });
 
-  it('asks for the page itself, 10 per page, with the key, safe search as a boolean and one of seven languages', () => {
+  it("asks for the page itself, 10 per page, with the key, safe search as a boolean and a language of Pixabay's list", () => {
     const call = pixabayImagesCall(query({ page: 7, lang: 'pt', safe: false }), config)!;
     expect(call.provider).toBe('provider_05');
     expect(call.request.url.startsWith('https://pixabay.com/api/?')).toBe(true);
@@ -302,7 +316,9 @@ describe('Pixabay adapter', () => {
       safesearch: 'false',
       lang: 'pt',
     });
-    expect(params(pixabayImagesCall(query({ lang: 'ja' }), config)!.request.url)).not.toHaveProperty('lang');
+    expect(params(pixabayImagesCall(query({ lang: 'ja' }), config)!.request.url).lang).toBe('ja');
+    expect(params(pixabayImagesCall(query({ lang: 'pt-BR' }), config)!.request.url).lang).toBe('pt');
+    expect(params(pixabayImagesCall(query({ lang: 'ar' }), config)!.request.url)).not.toHaveProperty('lang');
     expect(params(pixabayImagesCall(query(), config)!.request.url).safesearch).toBe('true');
   });
 
@@ -411,6 +427,35 @@ describe('Sepia adapter', () => {
     expect(parseSepia({ error: 'oops' })).toEqual([]);
   });
 
+  it("joins a plain PeerTube instance's thumbnailPath (previewPath else) to the origin of SEPIA_BASE_URL", () => {
+    // A PeerTube instance's search answer carries relative paths only, no thumbnailUrl.
+    const instance = {
+      total: 2,
+      data: [
+        {
+          name: 'On an instance',
+          url: 'https://tube.example/w/abc',
+          thumbnailPath: '/lazy-static/thumbnails/abc.jpg',
+          previewPath: '/lazy-static/previews/abc.jpg',
+          duration: 61,
+        },
+        { name: 'Preview only', url: 'https://tube.example/w/def', previewPath: '/lazy-static/previews/def.jpg' },
+        { name: 'Odd path', url: 'https://tube.example/w/ghi', thumbnailPath: '//evil.example/x.jpg' },
+      ],
+    };
+    const noUrl = { data: [{ name: 'No url', uuid: '9c9de5e8-0a1e-484a-b099-e80766180a6d' }, { name: 'Nothing' }] };
+    expect(parseSepia(noUrl, 'https://tube.example/api/v1').map((v) => [v.url, v.hostname])).toEqual([
+      ['https://tube.example/videos/watch/9c9de5e8-0a1e-484a-b099-e80766180a6d', 'tube.example'],
+    ]);
+    expect(parseSepia(instance, 'https://tube.example/api/v1').map((v) => v.thumbnail)).toEqual([
+      'https://tube.example/lazy-static/thumbnails/abc.jpg',
+      'https://tube.example/lazy-static/previews/def.jpg',
+      '',
+    ]);
+    const call = sepiaVideosCall(query(), { SEPIA_BASE_URL: 'https://tube.example/api/v1' });
+    expect(call.parse(instance)[0]!.thumbnail).toBe('https://tube.example/lazy-static/thumbnails/abc.jpg');
+  });
+
   it('asks with a 0-based start, nsfw from safe search, one of seven languages, and a startDate for date', () => {
     const now = new Date('2025-11-21T12:34:56.789Z');
     const call = sepiaVideosCall(query({ page: 3, safe: true, lang: 'it', date: 'w' }), config, now);
@@ -425,6 +470,8 @@ describe('Sepia adapter', () => {
       'languageOneOf[]': 'it',
       startDate: '2025-11-14T12:34:00.000Z',
     });
+    const regional = params(sepiaVideosCall(query({ lang: 'it-CH' }), config, now).request.url);
+    expect(regional['languageOneOf[]']).toBe('it');
     const off = params(sepiaVideosCall(query({ safe: false, lang: 'sv' }), config, now).request.url);
     expect(off).toEqual({ search: 'northern lights', start: '0', count: '10', sort: '-match', nsfw: 'both' });
     const windows = { d: '2025-11-20', m: '2025-10-22', y: '2024-11-21' } as const;

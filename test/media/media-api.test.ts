@@ -205,7 +205,7 @@ describe('GET /api/v1/images/', () => {
       count: '30',
       safesearch: 'off',
       search_lang: 'de',
-      country: 'de',
+      country: 'DE',
     });
     expect(query(fakes.pixabay.requests[0])).toEqual({
       key: fakes.pixabay.key,
@@ -322,7 +322,7 @@ describe('GET /api/v1/images/similar/', () => {
       count: '10',
       safesearch: 'off',
       search_lang: 'fr',
-      country: 'fr',
+      country: 'FR',
     });
     expect(query(fakes.pixabay.requests[0])).toMatchObject({ q: seed, page: '1', safesearch: 'false', lang: 'fr' });
   });
@@ -397,7 +397,7 @@ describe('GET /api/v1/news/', () => {
           url: 'https://news.example.org/1',
           description: 'Delegates from ...',
           age: '2 hours ago',
-          source: '',
+          source: 'news.example.org',
           hostname: 'news.example.org',
           thumbnail: 'https://imgs.search.brave.com/n1',
         },
@@ -454,7 +454,7 @@ describe('GET /api/v1/news/', () => {
       offset: '1',
       safesearch: 'off',
       search_lang: 'en',
-      country: 'us',
+      country: 'US',
       freshness: 'pw',
     });
     const wn = query(fakes.worldnews.requests[0]);
@@ -568,7 +568,7 @@ describe('GET /api/v1/videos/', () => {
             title: 'Sourdough for beginners',
             url: 'https://www.youtube.com/watch?v=abc123',
             age: '1 year ago',
-            source: '',
+            source: 'YouTube',
             duration: '12:34',
             hostname: 'www.youtube.com',
             thumbnail: 'https://imgs.search.brave.com/v1',
@@ -635,7 +635,7 @@ describe('GET /api/v1/videos/', () => {
       offset: '3',
       safesearch: 'strict',
       search_lang: 'fr',
-      country: 'fr',
+      country: 'FR',
       freshness: 'pd',
     });
   });
@@ -650,7 +650,8 @@ describe('GET /api/v1/videos/', () => {
     expect(elapsed).toBeLessThan(TIMEOUT_MS * 6);
     expect(res.body.unresponsive).toEqual([{ engine: 'provider_06', reason: 'timeout' }]);
     expect(res.body.results).toHaveLength(10);
-    expect(res.body.results.every((r) => r.source === '')).toBe(true);
+    // Only Brave answered: its videos name their publisher, never Sepia's "PeerTube".
+    expect(res.body.results.every((r) => r.source === 'YouTube')).toBe(true);
     expect((await healthRow('provider_06'))?.ok).toBe(false);
   });
 

@@ -127,7 +127,7 @@ describe('injection attempts in every parameter', () => {
       expect(forged.status, `forged token ${name}`).toBe(403);
       expectEscaped(forged, `forged token ${name}`);
       // alice and bob took one failure each: start the throttle afresh for the next payload
-      await db.pool.query('DELETE FROM login_failures');
+      await db.pool.query('DELETE FROM sign_in_attempts');
     }
     // the right credentials still work, and the users table is intact
     expect((await new WebClient(server.base, { 'x-forwarded-for': nextIp() }).signIn('alice', PASSWORD)).status).toBe(

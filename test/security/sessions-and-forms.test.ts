@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IP_THRESHOLD, USER_THRESHOLD } from '../../src/auth/login-throttle.js';
+import { CLIENT_THRESHOLD, CLIENT_USER_THRESHOLD } from '../../src/auth/login-throttle.js';
 import { createUser } from '../../src/auth/users.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js';
@@ -183,6 +183,16 @@ describe('sessions, CSRF and the next parameter', () => {
       '/\t/evil.example',
       '/\n/evil.example',
       ' //evil.example',
+      // resolved, each of these is //evil.example (or /\\evil.example)
+      '/.//evil.example',
+      '/..//evil.example',
+      '/./..//evil.example',
+      '/a/..//evil.example',
+      '/%2E//evil.example',
+      '/.%2e//evil.example',
+      '/%2e%2E//evil.example',
+      '/.\\evil.example',
+      '/..\\/evil.example',
       'javascript:alert(1)',
       'JaVaScRiPt:alert(1)',
       'data:text/html,<script>alert(1)</script>',
@@ -246,26 +256,55 @@ describe('the sign-in throttle', () => {
   const attempt = (username: string, password: string, ip: string) =>
     new WebClient(server.base, { 'x-forwarded-for': ip }).signIn(username, password);
 
-  it('locks a username after repeated failures, whatever its case or spacing, even against the right password', async () => {
+  it('locks a username for a client after its repeated failures, whatever the case or spacing, even against the right password', async () => {
     const spellings = ['alice', 'ALICE', ' Alice ', 'aLiCe'];
-    for (let i = 0; i < USER_THRESHOLD; i++) {
-      // from different addresses: the per-user count alone trips
-      expect((await attempt(spellings[i % spellings.length]!, `guess ${i}`, `198.51.100.${i + 1}`)).status).toBe(401);
+    for (let i = 0; i < CLIENT_USER_THRESHOLD; i++) {
+      expect((await attempt(spellings[i % spellings.length]!, `guess ${i}`, '198.51.100.1')).status).toBe(401);
     }
-    const blocked = await attempt('alice', PASSWORD, '198.51.100.99');
+    const blocked = await attempt('alice', PASSWORD, '198.51.100.1');
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(blocked.headers.getSetCookie().some((c) => c.startsWith('sift_session='))).toBe(false);
     // other users are not affected
-    expect((await attempt('bob', PASSWORD, '198.51.100.99')).status).toBe(302);
+    expect((await attempt('bob', PASSWORD, '198.51.100.1')).status).toBe(302);
+    // nor is alice from another client: one client's guesses lock nobody else out
+    expect((await attempt('alice', PASSWORD, '198.51.100.2')).status).toBe(302);
+  });
+
+  it('never lets guesses from many clients lock a user out: each client is counted alone', async () => {
+    for (let i = 0; i < 3 * CLIENT_USER_THRESHOLD; i++) {
+      expect((await attempt('carol', `guess ${i}`, `198.51.100.${i + 10}`)).status, `client ${i}`).toBe(401);
+    }
+    expect((await attempt('carol', PASSWORD, '198.51.100.200')).status).toBe(302);
+  });
+
+  it('counts guesses sent in parallel like guesses sent one after another, and the right password then waits too', async () => {
+    // Each guess with its own form (a CSRF token and its cookie), then every POST at once.
+    const forms = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const client = new WebClient(server.base, { 'x-forwarded-for': '192.0.2.50' });
+        const page = await client.get('/login');
+        return { client, csrf: WebClient.csrfToken(page.text) };
+      }),
+    );
+    const answers = await Promise.all(
+      forms.map(({ client, csrf }, i) =>
+        client.post('/login', { _csrf: csrf, username: 'bob', password: `guess ${i}` }),
+      ),
+    );
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(CLIENT_USER_THRESHOLD);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(40 - CLIENT_USER_THRESHOLD);
+    expect((await attempt('bob', PASSWORD, '192.0.2.50')).status).toBe(429);
+    expect((await attempt('bob', PASSWORD, '192.0.2.51')).status).toBe(302);
   });
 
   it('answers an unknown username exactly like a known one, so the throttle tells nothing about accounts', async () => {
     const strip = (html: string) => html.replace(/(value|nonce)="[^"]*"/g, '').replace(/\d+ seconds?/g, 'N');
     const bodies: string[] = [];
     for (const username of ['carol', 'no-such-user']) {
-      for (let i = 0; i < USER_THRESHOLD; i++) await attempt(username, 'nope nope', `203.0.113.${i + 10}`);
-      const res = await attempt(username, 'nope nope', '203.0.113.99');
+      for (let i = 0; i < CLIENT_USER_THRESHOLD; i++) await attempt(username, 'nope nope', '203.0.113.10');
+      const res = await attempt(username, 'nope nope', '203.0.113.10');
       expect(res.status, username).toBe(429);
       bodies.push(strip(res.text).replace(username, 'USER'));
     }
@@ -273,7 +312,7 @@ describe('the sign-in throttle', () => {
   });
 
   it('locks an address that guesses across many usernames, leaving other addresses alone', async () => {
-    for (let i = 0; i < IP_THRESHOLD; i++) {
+    for (let i = 0; i < CLIENT_THRESHOLD; i++) {
       expect((await attempt(`spray-${i}`, 'nope nope', '192.0.2.7')).status).toBe(401);
     }
     expect((await attempt('bob', PASSWORD, '192.0.2.7')).status).toBe(429);

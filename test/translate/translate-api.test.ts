@@ -325,6 +325,24 @@ describe('translation unavailable', () => {
     expect(await healthRow()).toMatchObject({ ok: false });
   });
 
+  it("answers the spec's 503 for a language the backend lacks, never recording the backend as failing", async () => {
+    expect((await getTranslate({ q: 'hello world', target: 'de' })).status).toBe(200);
+    expect(await healthRow()).toMatchObject({ ok: true });
+    const refused: Record<string, string>[] = [
+      { q: 'hello world', target: 'zz' },
+      { q: 'hello world', target: 'zz' },
+      { q: 'bonjour', source: 'yy', target: 'de' },
+    ];
+    for (const params of refused) {
+      expect(await getTranslate(params)).toMatchObject({ status: 503, body: UNAVAILABLE });
+    }
+    expect(translations()).toHaveLength(4);
+    expect(await healthRow()).toMatchObject({ ok: true, last_error: '' });
+    // Not suspended either: the next translation is asked for at once.
+    expect((await getTranslate({ q: 'bonjour', target: 'es' })).status).toBe(200);
+    expect(translations()).toHaveLength(5);
+  });
+
   it('answers 503 for a refused key or an answer without a translation, and never leaks the key', async () => {
     fake.setMode({ kind: 'status', status: 403, body: { error: `Invalid API key ${KEY}` } }, '/translate');
     expect(await postJson({ q: 'hello world', target: 'de' })).toMatchObject({ status: 503, body: UNAVAILABLE });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { correctionOf, type EngineResult, mergeResults } from '../../src/search/merge.js';
+import { canonicalUrl, correctionOf, type EngineResult, mergeResults } from '../../src/search/merge.js';
 
 const r = (url: string, extra: Partial<EngineResult> = {}): EngineResult => ({
   title: `T ${url}`,
@@ -81,20 +81,75 @@ describe('reciprocal rank fusion', () => {
     ]);
   });
 
-  it('uses the exact URL as the duplicate key (scheme, www, trailing slash and case stay distinct)', () => {
-    const urls = [
+  it("merges the real pair Marginalia and Brave send for one page (percent-encoded or not), keeping Brave's spelling", () => {
+    const brave = 'https://en.wikipedia.org/wiki/Python_(programming_language)';
+    const marginalia = 'https://en.wikipedia.org/wiki/Python_%28programming_language%29';
+    const merged = mergeResults([
+      { engine: 'provider_01', results: [r('https://brave-only.example/'), r(brave)] },
+      { engine: 'provider_03', results: [r(marginalia)] },
+    ]);
+    expect(merged).toHaveLength(2);
+    expect(merged[0]).toMatchObject({ url: brave, source: 'both', source_label: 'Marginalia' });
+    // Two appearances outrank one at a better rank: that is the agreement RRF rewards.
+    expect(merged[1]!.url).toBe('https://brave-only.example/');
+  });
+
+  it('merges spellings of one page: http/https, www, a trailing slash, a default port, a fragment, utm_* tags', () => {
+    const spellings = [
       'https://example.org/a',
       'http://example.org/a',
       'https://www.example.org/a',
       'https://example.org/a/',
-      'https://example.org/A',
+      'https://EXAMPLE.org:443/a',
+      'https://example.org/a#section',
+      'https://example.org/a?utm_source=news&utm_medium=x',
+      'https://example.org/a?fbclid=abc',
     ];
-    const merged = mergeResults([
-      { engine: 'provider_01', results: [r(urls[0]!)] },
-      { engine: 'provider_02', results: urls.slice(1).map((u) => r(u)) },
+    for (const other of spellings.slice(1)) {
+      expect([other, canonicalUrl(other)]).toEqual([other, canonicalUrl(spellings[0]!)]);
+      const merged = mergeResults([
+        { engine: 'provider_01', results: [r(spellings[0]!)] },
+        { engine: 'provider_02', results: [r(other)] },
+      ]);
+      expect(merged.map((m) => [m.url, m.source])).toEqual([[spellings[0], 'both']]);
+    }
+  });
+
+  it('normalises percent-encoding both ways: escapes of plain characters decoded, other escapes in upper case', () => {
+    expect(canonicalUrl('https://de.wikipedia.org/wiki/Caf%c3%a9')).toBe(
+      canonicalUrl('https://de.wikipedia.org/wiki/Café'),
+    );
+    expect(canonicalUrl('https://example.org/%7Euser/a%2Db')).toBe(canonicalUrl('https://example.org/~user/a-b'));
+    expect(canonicalUrl('https://example.org/a b')).toBe(canonicalUrl('https://example.org/a%20b'));
+  });
+
+  it('keeps apart what really differs: paths, their case, query strings that matter, an encoded slash, a port', () => {
+    const apart = [
+      ['https://example.org/a', 'https://example.org/b'],
+      ['https://example.org/a', 'https://example.org/A'],
+      ['https://example.org/a?id=1', 'https://example.org/a?id=2'],
+      ['https://example.org/a?id=1&page=2', 'https://example.org/a?id=1'],
+      ['https://example.org/a%2Fb', 'https://example.org/a/b'],
+      ['https://example.org/?q=a+b', 'https://example.org/?q=a%2Bb'],
+      ['https://example.org:8080/a', 'https://example.org/a'],
+      ['https://sub.example.org/a', 'https://example.org/a'],
+    ];
+    for (const [a, b] of apart) {
+      expect([a, b, canonicalUrl(a!) === canonicalUrl(b!)]).toEqual([a, b, false]);
+      const merged = mergeResults([
+        { engine: 'provider_01', results: [r(a!)] },
+        { engine: 'provider_02', results: [r(b!)] },
+      ]);
+      expect(merged.map((m) => m.url)).toEqual([a, b]);
+    }
+  });
+
+  it('keeps a string that is not a URL as its own key', () => {
+    expect(canonicalUrl('not a url')).toBe('not a url');
+    expect(mergeResults([{ engine: 'provider_01', results: [r('x'), r('y'), r('x')] }]).map((m) => m.url)).toEqual([
+      'x',
+      'y',
     ]);
-    expect(merged).toHaveLength(5);
-    expect(merged.every((x) => x.source !== 'both')).toBe(true);
   });
 
   it('sums the 1/(60 + rank) contributions with ranks from 0', () => {

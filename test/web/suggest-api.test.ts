@@ -48,9 +48,9 @@ afterAll(async () => {
 });
 
 describe('GET /api/v1/suggest/', () => {
-  it('returns at most 7 non-empty suggestions from Brave Suggest, asked with the suggest key', async () => {
+  it('returns 7 suggestions from Brave Suggest, asked for 7 (Brave answers 5 without count) with the suggest key', async () => {
     const q = uniq('albert');
-    fakes.brave.setSuggestions(q, ['albert einstein', '', 'albert camus', '  ', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6']);
+    fakes.brave.setSuggestions(q, ['albert einstein', 'albert  camus', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7']);
     const res = await suggest(`  ${q}  `);
     expect(res).toEqual({
       status: 200,
@@ -58,6 +58,7 @@ describe('GET /api/v1/suggest/', () => {
     });
     const [req] = fakes.brave.requestsTo('suggest');
     expect(req!.query.get('q')).toBe(q);
+    expect(req!.query.get('count')).toBe('7');
     expect(req!.headers['x-subscription-token']).toBe(fakes.brave.suggestKey);
   });
 
@@ -76,7 +77,10 @@ describe('GET /api/v1/suggest/', () => {
     try {
       const q = uniq('suggest only');
       fakes.brave.setSuggestions(q, ['suggest only works']);
-      expect(await suggest(q, onlySuggest)).toEqual({ status: 200, body: { query: q, suggestions: ['suggest only works'] } });
+      expect(await suggest(q, onlySuggest)).toEqual({
+        status: 200,
+        body: { query: q, suggestions: ['suggest only works'] },
+      });
       expect(fakes.brave.requestsTo('suggest')).toHaveLength(1);
       const q2 = uniq('disabled');
       expect(await suggest(q2, disabled)).toEqual({ status: 200, body: { query: q2, suggestions: [] } });

@@ -128,7 +128,7 @@ describe('GET /api/v1/web/ engine requests', () => {
       offset: '2',
       safesearch: 'off',
       search_lang: 'en',
-      country: 'us',
+      country: 'US',
       freshness: 'pw',
     });
     expect(req!.headers['x-subscription-token']).toBe(fakes.brave.key);
@@ -141,22 +141,84 @@ describe('GET /api/v1/web/ engine requests', () => {
       count: '10',
       offset: '0',
       safesearch: 'strict',
-      search_lang: 'ja',
+      search_lang: 'jp',
     });
   });
 
-  it('maps page and language to Mojeek (1-based result index, upper-case language, key in the query)', async () => {
+  it("answers in every language Sift maps with values from Brave's lists (the fake refuses anything else with 422)", async () => {
+    for (const [lang, searchLang, country] of [
+      ['pt', 'pt-pt', 'PT'],
+      ['pt-BR', 'pt-br', 'BR'],
+      ['ja', 'jp', null],
+      ['zh', 'zh-hans', null],
+      ['zh-TW', 'zh-hant', 'TW'],
+      ['no', 'nb', null],
+      ['el', null, null],
+    ] as const) {
+      fakes.resetRequests();
+      const res = await web({ q: uniq(`brave lang ${lang}`), engine: 'provider_01', lang });
+      expect([lang, res.status, res.body.unresponsive]).toEqual([lang, 200, []]);
+      expect(res.body.results.length).toBe(10);
+      const [req] = fakes.brave.requestsTo('web');
+      expect([lang, req!.query.get('search_lang'), req!.query.get('country')]).toEqual([lang, searchLang, country]);
+    }
+    expect((await healthRow('provider_01'))?.ok).toBe(true);
+  });
+
+  it('does not ask Brave past page 10 (its offset stops at 9), so a deep page never reads as Brave failing', async () => {
+    const res = await web({ q: uniq('brave deep page'), engine: 'provider_01 provider_03', page: '11' });
+    expect(res.status).toBe(200);
+    expect(res.body.unresponsive).toEqual([]);
+    expect(fakes.brave.requestsTo('web')).toHaveLength(0);
+    expect(fakes.marginalia.requests).toHaveLength(1);
+  });
+
+  it("maps page, language, safe search and date to Mojeek's own parameters (s, t, lb/lbb, safe, since)", async () => {
     const q = uniq('mojeek mapping');
     await web({ q, engine: 'provider_02', page: '3', lang: 'fr', safe: 'off', date: 'd' });
-    const [req] = fakes.mojeek.requests;
+    await web({ q, engine: 'provider_02' });
+    const [req, plain] = fakes.mojeek.requests;
     expect(Object.fromEntries(req!.query)).toEqual({
       q,
-      results: '10',
       s: '21',
-      language: 'FR',
+      t: '10',
+      safe: '0',
+      lb: 'FR',
+      lbb: '10',
+      since: 'day',
       fmt: 'json',
       api_key: fakes.mojeek.key,
     });
+    expect(Object.fromEntries(plain!.query)).toEqual({
+      q,
+      s: '1',
+      t: '10',
+      safe: '1',
+      fmt: 'json',
+      api_key: fakes.mojeek.key,
+    });
+  });
+
+  it('gets safe search, the language preference and the date filter honoured by Mojeek', async () => {
+    const q = uniq('mojeek honoured');
+    fakes.mojeek.setResults(q, [
+      { url: 'https://m.example/en-1', title: 'en 1' },
+      { url: 'https://m.example/adult', title: 'adult', adult: true },
+      { url: 'https://m.example/fr-1', title: 'fr 1', language: 'fr' },
+      { url: 'https://m.example/en-2', title: 'en 2' },
+    ]);
+    const urls = async (params: Record<string, string>) =>
+      (await web({ q, engine: 'provider_02', ...params })).body.results.map((r) => r.url);
+    expect(await urls({ safe: 'off' })).toEqual([
+      'https://m.example/en-1',
+      'https://m.example/adult',
+      'https://m.example/fr-1',
+      'https://m.example/en-2',
+    ]);
+    expect(await urls({})).toEqual(['https://m.example/en-1', 'https://m.example/fr-1', 'https://m.example/en-2']);
+    expect((await urls({ lang: 'fr' }))[0]).toBe('https://m.example/fr-1');
+    // Each fixture is dated a day older than the one before it: `since=day` keeps the first only.
+    expect(await urls({ date: 'd', safe: 'off' })).toEqual(['https://m.example/en-1']);
   });
 
   it('maps page and safe search to Marginalia (nsfw=0 only when safe search is off)', async () => {
@@ -169,15 +231,17 @@ describe('GET /api/v1/web/ engine requests', () => {
     expect(off!.headers['api-key']).toBe(fakes.marginalia.key);
   });
 
-  it('maps page and language to Staan (result offset, market for en/fr/de only)', async () => {
+  it('maps page and language to Staan (result offset, one of its lower-case markets, none for other languages)', async () => {
     const q = uniq('staan mapping');
     await web({ q, engine: 'provider_04', page: '4', lang: 'en' });
     await web({ q, engine: 'provider_04', lang: 'fr' });
     await web({ q, engine: 'provider_04', lang: 'es', safe: 'off', date: 'y' });
-    const [a, b, c] = fakes.staan.requests;
-    expect(Object.fromEntries(a!.query)).toEqual({ q, offset: '30', market: 'en-US' });
-    expect(Object.fromEntries(b!.query)).toEqual({ q, offset: '0', market: 'fr-FR' });
+    await web({ q, engine: 'provider_04', lang: 'en-GB' });
+    const [a, b, c, d] = fakes.staan.requests;
+    expect(Object.fromEntries(a!.query)).toEqual({ q, offset: '30', market: 'en-us' });
+    expect(Object.fromEntries(b!.query)).toEqual({ q, offset: '0', market: 'fr-fr' });
     expect(Object.fromEntries(c!.query)).toEqual({ q, offset: '0' });
+    expect(Object.fromEntries(d!.query)).toEqual({ q, offset: '0', market: 'en-gb' });
     expect(a!.headers.authorization).toBe(`Bearer ${fakes.staan.key}`);
   });
 
@@ -221,6 +285,7 @@ describe('GET /api/v1/web/ merged results', () => {
         url: 'https://mojeek-only.example/page',
         title: 'Mojeek only',
         description: 'The rust &amp; borow <i>rust</i> trust',
+        date: Date.UTC(2024, 1, 9, 12) / 1000,
       },
       { url: 'https://doc.rust-lang.org/book/', title: 'Mojeek copy', description: 'ignored' },
     ]);
@@ -263,7 +328,8 @@ describe('GET /api/v1/web/ merged results', () => {
           description: 'The <strong>rust</strong> &amp; <strong>borow</strong> <i><strong>rust</strong></i> trust',
           display_url: 'mojeek-only.example',
           favicon_url: '',
-          age: '',
+          // Mojeek's date (Unix seconds), as Sift writes a date.
+          age: 'February 09, 2024',
           source: 'both',
           source_label: 'Mojeek · Staan',
           sitelinks: [],
@@ -274,7 +340,8 @@ describe('GET /api/v1/web/ merged results', () => {
           description: '<strong>Rust</strong>',
           display_url: 'staan-only.example › x',
           favicon_url: 'https://staan.example/fav.ico',
-          age: '',
+          // Staan's published_date.
+          age: 'March 14, 2025',
           source: 'provider_04',
           source_label: 'Staan',
           sitelinks: [],
@@ -446,9 +513,9 @@ describe('GET /api/v1/web/ cache', () => {
     await web({ q, safe: 'off', engine: 'provider_03' });
     expect(fakes.brave.requests).toHaveLength(2);
     expect(fakes.marginalia.requests).toHaveLength(3);
-    // Mojeek and Staan ignore safe search: same upstream request, still cached
+    // Mojeek takes safe search (another request); Staan has none (same upstream request, still cached)
     await web({ q, safe: 'off', engine: 'provider_02,provider_04' });
-    expect(fakes.mojeek.requests).toHaveLength(2);
+    expect(fakes.mojeek.requests).toHaveLength(3);
     expect(fakes.staan.requests).toHaveLength(2);
   });
 

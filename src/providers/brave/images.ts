@@ -1,14 +1,16 @@
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { ImageResult, MediaQuery } from '../../contracts/search.js';
-import { body, list, nested, text } from '../tolerant.js';
+import { body, line, list, nested, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
-import { braveAcceptsQuery, braveHeaders, braveLanguageParams } from './common.js';
+import { braveAcceptsQuery, braveHeaders, braveLanguageParams, braveRefusal } from './common.js';
 
 /*
  * Brave image search (provider_01): GET {BRAVE_BASE_URL}/images/search
- * q, count=min(page*10, 200), safesearch=off|strict, search_lang/country
- * from lang. No date filter (the endpoint has no freshness).
+ * q, count=min(page*10, 200) (1-200), safesearch=off|strict (the only two
+ * values images take), search_lang/country from lang (common.ts). No date
+ * filter (the endpoint has no freshness). Brave's API reference for image
+ * search; brave/brave-search-mcp-server src/tools/images/params.ts.
  *
  * The endpoint has no offset, so a page is cut out locally: ask for the first
  * page*10 results and keep [(page-1)*10, page*10). Brave serves at most 200
@@ -24,7 +26,7 @@ export const BRAVE_IMAGES_PER_PAGE = 10;
 export const BRAVE_IMAGES_MAX = 200;
 
 const item = z.object({
-  title: text,
+  title: line,
   url: text,
   source: text,
   thumbnail: nested({ src: text }),
@@ -58,13 +60,15 @@ export function parseBraveImages(json: unknown, page: number): ImageResult[] {
 
 export function braveImagesCall(query: MediaQuery, config: BraveImagesConfig): ProviderCall<ImageResult[]> | null {
   if ((query.page - 1) * BRAVE_IMAGES_PER_PAGE >= BRAVE_IMAGES_MAX || !braveAcceptsQuery(query.q)) return null;
+  const params = braveImagesParams(query);
   return {
     provider: 'provider_01',
     request: {
       method: 'GET',
-      url: `${config.BRAVE_BASE_URL}/images/search?${braveImagesParams(query)}`,
+      url: `${config.BRAVE_BASE_URL}/images/search?${params}`,
       headers: braveHeaders(config.BRAVE_API_KEY),
     },
     parse: (json) => parseBraveImages(json, query.page),
+    refusal: (status, text) => braveRefusal(status, text, params),
   };
 }

@@ -1,10 +1,9 @@
 import type { ProviderDescriptor } from '../types.js';
-import { braveAcceptsQuery } from './common.js';
 import { braveImagesCall } from './images.js';
 import { braveNewsCall } from './news.js';
 import { braveSuggestCall } from './suggest.js';
 import { braveVideosCall } from './videos.js';
-import { braveWebCall } from './web.js';
+import { braveWebAccepts, braveWebCall } from './web.js';
 
 /** Brave Search API: web, images, news and videos (and suggest with its own key). */
 export const brave: ProviderDescriptor = {
@@ -19,7 +18,7 @@ export const brave: ProviderDescriptor = {
   // Brave's terms: results may be stored for at most a minute.
   cacheTtlMs: 60_000,
   calls: {
-    web: { call: braveWebCall, accepts: (query) => braveAcceptsQuery(query.q) },
+    web: { call: braveWebCall, accepts: braveWebAccepts },
     suggest: braveSuggestCall,
     images: braveImagesCall,
     news: braveNewsCall,

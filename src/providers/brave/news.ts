@@ -1,37 +1,37 @@
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { MediaQuery, NewsResult } from '../../contracts/search.js';
-import { body, list, nested, text } from '../tolerant.js';
+import { body, line, list, nested, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
-import { braveAcceptsQuery, braveHeaders } from './common.js';
+import { BRAVE_MAX_PAGE, braveAcceptsQuery, braveHeaders, braveRefusal } from './common.js';
 import { braveWebParams } from './web.js';
 
 /*
  * Brave news search (provider_01): GET {BRAVE_BASE_URL}/news/search with the
- * parameters of web search (web.ts): q, count=10, offset=page-1 (a 0-based
- * page index), safesearch=off|strict, search_lang/country, freshness from date.
+ * parameters of web search (web.ts): q, count=10 (1-50), offset=page-1 (a
+ * 0-based page index, 0-9), safesearch=off|strict, search_lang/country
+ * (common.ts), freshness from date (Brave's API reference for news search;
+ * brave/brave-search-mcp-server src/tools/news/params.ts). Pages past 10 are
+ * not asked for (no call, no refusal; the other news provider still answers).
  *
- * Brave's offset stops at 9 (upstreams.md), so pages past 10 cannot be served:
- * the reference guesses such a call fails and marks Brave down (unconfirmed).
- * We do not ask Brave past page 10 (no call, no false "down"; the other news
- * provider still answers), as web search skips Staan past its last page.
- *
- * Response results[] (Brave's raw news objects): title, url, description,
- * age (Brave's relative text), hostname <- meta_url.hostname, thumbnail <-
- * thumbnail.src, source <- a `source` string when Brave sends one (whether it
- * does is unconfirmed; usually ""). Items without a url are dropped.
+ * Response results[] (Brave's published news sample; the NewsResult type of
+ * brave/brave-search-mcp-server src/tools/news/types.ts): title, url,
+ * description, age ("2 hours ago"), thumbnail.src, meta_url.{netloc,
+ * hostname} and, for many results, profile.name (the publisher's name). There
+ * is no `source` key in Brave's news results: the publisher is profile.name,
+ * else the publisher's site, meta_url.hostname (a `source` string is still
+ * read first, should Brave send one). Items without a url are dropped.
  */
 
-export const BRAVE_MEDIA_MAX_PAGE = 10;
-
 const item = z.object({
-  title: text,
+  title: line,
   url: text,
-  description: text,
+  description: line,
   age: text,
-  source: text,
+  source: line,
+  profile: nested({ name: line }),
   thumbnail: nested({ src: text }),
-  meta_url: nested({ hostname: text }),
+  meta_url: nested({ hostname: text, netloc: text }),
 });
 
 const schema = body({ results: list(item) });
@@ -42,13 +42,14 @@ export function parseBraveNews(json: unknown): NewsResult[] {
   const out: NewsResult[] = [];
   for (const r of schema.parse(json).results) {
     if (!r.url) continue;
+    const hostname = r.meta_url.hostname || r.meta_url.netloc;
     out.push({
       title: r.title,
       url: r.url,
       description: r.description,
       age: r.age,
-      source: r.source,
-      hostname: r.meta_url.hostname,
+      source: r.source || r.profile.name || hostname,
+      hostname,
       thumbnail: r.thumbnail.src,
     });
   }
@@ -56,14 +57,16 @@ export function parseBraveNews(json: unknown): NewsResult[] {
 }
 
 export function braveNewsCall(query: MediaQuery, config: BraveNewsConfig): ProviderCall<NewsResult[]> | null {
-  if (query.page > BRAVE_MEDIA_MAX_PAGE || !braveAcceptsQuery(query.q)) return null;
+  if (query.page > BRAVE_MAX_PAGE || !braveAcceptsQuery(query.q)) return null;
+  const params = braveWebParams(query);
   return {
     provider: 'provider_01',
     request: {
       method: 'GET',
-      url: `${config.BRAVE_BASE_URL}/news/search?${braveWebParams(query)}`,
+      url: `${config.BRAVE_BASE_URL}/news/search?${params}`,
       headers: braveHeaders(config.BRAVE_API_KEY),
     },
     parse: parseBraveNews,
+    refusal: (status, text) => braveRefusal(status, text, params),
   };
 }

@@ -1,31 +1,34 @@
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { MediaQuery, VideoResult } from '../../contracts/search.js';
-import { body, list, nested, text } from '../tolerant.js';
+import { body, line, list, nested, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
-import { braveAcceptsQuery, braveHeaders } from './common.js';
-import { BRAVE_MEDIA_MAX_PAGE } from './news.js';
+import { BRAVE_MAX_PAGE, braveAcceptsQuery, braveHeaders, braveRefusal } from './common.js';
 import { braveWebParams } from './web.js';
 
 /*
  * Brave video search (provider_01): GET {BRAVE_BASE_URL}/videos/search with
- * the parameters of web search (web.ts): q, count=10, offset=page-1,
- * safesearch=off|strict, search_lang/country, freshness from date. Not asked
- * past page 10 (Brave's offset stops at 9; see news.ts).
+ * the parameters of web search (web.ts): q, count=10 (1-50), offset=page-1
+ * (0-9), safesearch=off|strict, search_lang/country (common.ts), freshness
+ * from date (Brave's API reference for video search;
+ * brave/brave-search-mcp-server src/tools/videos/params.ts). Not asked past
+ * page 10.
  *
- * Response results[]: title, url, age (Brave's text, as is), duration <-
- * video.duration (already "MM:SS" / "HH:MM:SS"), hostname <- meta_url.hostname,
- * thumbnail <- thumbnail.src; source "" (the original names no source for
- * Brave videos). Items without a url are dropped.
+ * Response results[] (Brave's published video sample; the VideoResult type of
+ * brave/brave-search-mcp-server src/tools/videos/types.ts): title, url, age
+ * (Brave's text, as is), video.duration (already "MM:SS" / "HH:MM:SS"),
+ * video.publisher (the platform: "YouTube") and video.creator (the channel),
+ * thumbnail.src, meta_url.hostname. source <- video.publisher, else
+ * video.creator. Items without a url are dropped.
  */
 
 const item = z.object({
-  title: text,
+  title: line,
   url: text,
   age: text,
-  video: nested({ duration: text }),
+  video: nested({ duration: text, publisher: line, creator: line }),
   thumbnail: nested({ src: text }),
-  meta_url: nested({ hostname: text }),
+  meta_url: nested({ hostname: text, netloc: text }),
 });
 
 const schema = body({ results: list(item) });
@@ -40,9 +43,9 @@ export function parseBraveVideos(json: unknown): VideoResult[] {
       title: r.title,
       url: r.url,
       age: r.age,
-      source: '',
+      source: r.video.publisher || r.video.creator,
       duration: r.video.duration,
-      hostname: r.meta_url.hostname,
+      hostname: r.meta_url.hostname || r.meta_url.netloc,
       thumbnail: r.thumbnail.src,
     });
   }
@@ -50,14 +53,16 @@ export function parseBraveVideos(json: unknown): VideoResult[] {
 }
 
 export function braveVideosCall(query: MediaQuery, config: BraveVideosConfig): ProviderCall<VideoResult[]> | null {
-  if (query.page > BRAVE_MEDIA_MAX_PAGE || !braveAcceptsQuery(query.q)) return null;
+  if (query.page > BRAVE_MAX_PAGE || !braveAcceptsQuery(query.q)) return null;
+  const params = braveWebParams(query);
   return {
     provider: 'provider_01',
     request: {
       method: 'GET',
-      url: `${config.BRAVE_BASE_URL}/videos/search?${braveWebParams(query)}`,
+      url: `${config.BRAVE_BASE_URL}/videos/search?${params}`,
       headers: braveHeaders(config.BRAVE_API_KEY),
     },
     parse: parseBraveVideos,
+    refusal: (status, text) => braveRefusal(status, text, params),
   };
 }

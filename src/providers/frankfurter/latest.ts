@@ -8,6 +8,9 @@ import type { ProviderCall } from '../types.js';
  * → {amount, base, date, rates: {CODE: units per 1 base}} (ECB reference
  * rates, updated once per working day). The answer is kept in Postgres by
  * the currency feature, so the runner does not cache it (cacheTtlMs 0).
+ *
+ * Sources: Frankfurter documentation (latest rates endpoint) and the ECB
+ * reference-rate schedule it follows.
  */
 
 export interface LatestRates {

@@ -9,6 +9,9 @@ import type { ProviderCall } from '../types.js';
  * (entries without a code dropped, a missing name replaced by the code).
  * Cached for the provider's TTL (1 h). An answer that is not an array is a
  * bad response.
+ *
+ * Sources: LibreTranslate's API usage guide and its server
+ * (LibreTranslate/LibreTranslate libretranslate/app.py, /languages).
  */
 
 export interface Language {

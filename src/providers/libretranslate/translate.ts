@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import { body, nested, text } from '../tolerant.js';
-import type { ProviderCall, ProviderFlow } from '../types.js';
+import type { ProviderCall, ProviderFlow, Refusal } from '../types.js';
 
 /*
  * LibreTranslate (translate): POST {LIBRETRANSLATE_URL}/translate with the
@@ -10,7 +10,14 @@ import type { ProviderCall, ProviderFlow } from '../types.js';
  * Response: {translatedText, detectedLanguage?: {language, confidence}}
  * (detectedLanguage only when source is "auto"). An answer without a
  * translated text is a bad response (so the endpoint answers 503, never an
- * empty translation).
+ * empty translation). LibreTranslate's API usage guide and its server
+ * (LibreTranslate/LibreTranslate libretranslate/app.py).
+ *
+ * Errors are {"error": "<message>"}. A 400 "<code> is not supported" (a
+ * source or target language the server lacks) or "… exceeds text limit" is a
+ * refusal of the caller's own value: the endpoint still answers the spec's
+ * 503, and it is never recorded as the backend failing. A 400 asking for an
+ * API key and a 403 "Invalid API key" are failures of the configuration.
  */
 
 export interface TranslateQuery {
@@ -58,6 +65,34 @@ export function translateBody(query: TranslateQuery, apiKey: string): string {
   return JSON.stringify(payload);
 }
 
+/** The caller's value a LibreTranslate 400 refused (a language it does not support, a text over its limit), or null. */
+export function libreTranslateRefusal(status: number, body: string, query: TranslateQuery): Refusal | null {
+  if (status !== 400) return null;
+  const error = /"error"\s*:\s*"((?:[^"\\]|\\.)*)"/.exec(body)?.[1] ?? '';
+  const unsupported = /^(.{1,40}) is not supported$/.exec(error)?.[1];
+  if (unsupported !== undefined) {
+    const parameter = unsupported === query.target ? 'target' : unsupported === query.source ? 'source' : '';
+    if (!parameter) return null;
+    return {
+      cause: 'caller',
+      parameter,
+      upstreamParameter: parameter,
+      value: '',
+      message: 'The translation backend does not support this language.',
+    };
+  }
+  if (/exceeds text limit/.test(error)) {
+    return {
+      cause: 'caller',
+      parameter: 'q',
+      upstreamParameter: 'q',
+      value: '',
+      message: 'The text is longer than the translation backend accepts.',
+    };
+  }
+  return null;
+}
+
 export function libreTranslateCall(query: TranslateQuery, config: LibreTranslateConfig): ProviderCall<Translation> {
   return {
     provider: 'translate',
@@ -68,6 +103,7 @@ export function libreTranslateCall(query: TranslateQuery, config: LibreTranslate
       body: translateBody(query, config.LIBRETRANSLATE_API_KEY),
     },
     parse: parseTranslation,
+    refusal: (status, text) => libreTranslateRefusal(status, text, query),
   };
 }
 

@@ -2,18 +2,26 @@ import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { EngineResult, EngineSlice, WebQuery } from '../../contracts/search.js';
 import { netloc } from '../netloc.js';
-import { body, list, text } from '../tolerant.js';
+import { body, line, list, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
 
 /*
  * Marginalia v2 (provider_03): GET {MARGINALIA_BASE_URL}/search?query=&count=10&page=<page>&nsfw=<0|1>
- * with header API-Key. nsfw=0 when safe search is off, 1 (the upstream's
- * "reduce" filter) when on. No language or date parameter.
+ * with header API-Key (Marginalia's API article, about.marginalia-search.com;
+ * MarginaliaSearch/MarginaliaSearch ApiV2.java). count 1-100, page 1-based,
+ * nsfw=0 when safe search is off, 1 (the upstream's "reduce" filter) when on.
+ * No language or date parameter sent.
+ *
+ * Response: results[] with url, title, description (model/ApiSearchResult
+ * in the same repository). Titles come with the index's raw layout
+ * whitespace ("\n\t\t\t"): runs of whitespace become one space. URLs come
+ * percent-encoded ("Python_%28programming_language%29"); merging compares a
+ * canonical form of them (search/merge.ts), the URL itself is kept as sent.
  */
 
 export const MARGINALIA_PAGE_SIZE = 10;
 
-const schema = body({ results: list(z.object({ title: text, url: text, description: text })) });
+const schema = body({ results: list(z.object({ title: line, url: text, description: line })) });
 
 export type MarginaliaConfig = Pick<Config, 'MARGINALIA_API_KEY' | 'MARGINALIA_BASE_URL'>;
 

@@ -13,6 +13,9 @@ import type { NominatimConfig } from './search.js';
  * Response: one place in the search shape, or `{"error": "Unable to geocode"}`
  * (HTTP 200) when nothing is there: null. Cached for the provider's TTL per
  * request URL.
+ *
+ * Sources: Nominatim API documentation (Reverse; its "Unable to geocode"
+ * answer).
  */
 
 export interface NominatimReverseQuery {

@@ -11,6 +11,9 @@ import { nominatimPlaceFacts } from './place.js';
  * `[]` when nothing matched; each shaped into the maps place (contracts/place.ts).
  * Cached for the provider's TTL (1 h) per request URL, i.e. per
  * (query, limit, language) and base URL.
+ *
+ * Sources: Nominatim API documentation (Search; Output formats, jsonv2); the
+ * OSMF usage policy for User-Agent.
  */
 
 export interface NominatimSearchQuery {

@@ -13,6 +13,8 @@ import type { ProviderCall, ProviderFlow } from '../types.js';
  *    (times local to the place, no offset).
  * The flow is keyed per place name and language, so the runner caches the
  * whole answer (including "no such place") for the descriptor's TTL (1 h).
+ *
+ * Sources: Open-Meteo documentation (Forecast API and Geocoding API pages).
  */
 
 export const CURRENT_VARIABLES = [

@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { MediaQuery, VideoResult } from '../../contracts/search.js';
+import { formatPublished } from '../dates.js';
 import { earliestFor, MEDIA_LANGUAGES } from '../freshness.js';
-import { body, list, text } from '../tolerant.js';
+import { primaryLanguage } from '../language.js';
+import { body, line, list, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
 
 /*
@@ -14,21 +16,33 @@ import type { ProviderCall } from '../types.js';
  * startDate is rounded down to the minute, so the same dated search within a
  * minute is one upstream request (and one cache entry), not one per millisecond.
  *
- * Response data[]: title <- name, url, hostname <- the third "/"-segment of
- * the url, thumbnail <- thumbnailUrl (previewUrl when absent, as upstreams.md
- * advises), duration <- seconds as "M:SS" or "H:MM:SS" ("" for 0 or missing),
- * age <- publishedAt as "January 05, 2024" (its own calendar date; "" when
- * unparsable), source "PeerTube". Videos without a url are dropped.
+ * Response data[] (PeerTube's REST API reference, VideosSearch /
+ * Video; SearXNG's peertube/sepiasearch engine reads the same fields): title
+ * <- name, url, hostname <- the third "/"-segment of the url, thumbnail <-
+ * thumbnailUrl, else previewUrl, else thumbnailPath or previewPath: a plain
+ * PeerTube instance (which SEPIA_BASE_URL may point at) sends only these
+ * paths, relative to its own origin ("/lazy-static/thumbnails/…"), so they
+ * are joined to the origin of SEPIA_BASE_URL; duration <- seconds as "M:SS"
+ * or "H:MM:SS" ("" for 0 or missing), age <- publishedAt as "January 05,
+ * 2024" (its own calendar date; "" when unparsable), source "PeerTube".
+ * Whitespace runs in titles become one space. A video without a url gets the
+ * instance's watch page of its uuid ({origin}/videos/watch/<uuid>, PeerTube's
+ * own route); one with neither is dropped.
  */
+
+export { formatPublished };
 
 export const SEPIA_PER_PAGE = 10;
 export const SEPIA_SOURCE = 'PeerTube';
 
 const video = z.object({
-  name: text,
+  name: line,
   url: text,
+  uuid: text,
   thumbnailUrl: text,
   previewUrl: text,
+  thumbnailPath: text,
+  previewPath: text,
   duration: text,
   publishedAt: text,
 });
@@ -47,28 +61,6 @@ export function formatDuration(raw: string): string {
   return hours > 0 ? `${hours}:${pad(minutes % 60)}:${pad(secs)}` : `${minutes}:${pad(secs)}`;
 }
 
-/**
- * English month names, from Intl (no table of our own). Made on first use: the process's first
- * Intl.DateTimeFormat sets up ICU's date formatting, some 60 ms that a start need not wait for.
- */
-let monthFormat: Intl.DateTimeFormat | undefined;
-const monthName = (date: Date) =>
-  (monthFormat ??= new Intl.DateTimeFormat('en-US', { month: 'long', timeZone: 'UTC' })).format(date);
-
-const ISO_DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/;
-
-/** An ISO-8601 date(-time) as "Month DD, YYYY" (the calendar date written in it); "" when unparsable. */
-export function formatPublished(iso: string): string {
-  const m = ISO_DATE_TIME.exec(iso.trim());
-  if (!m) return '';
-  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const check = new Date(Date.UTC(year, month - 1, day));
-  if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) return '';
-  if (m[4] !== undefined && (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6] ?? 0) > 59)) return '';
-  return `${monthName(check)} ${String(day).padStart(2, '0')}, ${m[1]}`;
-}
-
 /** The host part of a URL as the original takes it: the third "/"-separated segment. */
 export function urlSegmentHost(url: string): string {
   return url.split('/')[2] ?? '';
@@ -82,7 +74,8 @@ export function sepiaParams(query: MediaQuery, now: Date): URLSearchParams {
     sort: '-match',
     nsfw: query.safe ? 'false' : 'both',
   });
-  if (MEDIA_LANGUAGES.has(query.lang)) params.set('languageOneOf[]', query.lang);
+  const language = primaryLanguage(query.lang);
+  if (MEDIA_LANGUAGES.has(language)) params.set('languageOneOf[]', language);
   const earliest = earliestFor(query.date, now);
   if (earliest) {
     earliest.setUTCSeconds(0, 0);
@@ -91,18 +84,50 @@ export function sepiaParams(query: MediaQuery, now: Date): URLSearchParams {
   return params;
 }
 
-export function parseSepia(json: unknown): VideoResult[] {
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The origin of a base URL ('' when it is not an http(s) URL). */
+function originOf(baseUrl: string): string {
+  try {
+    const u = new URL(baseUrl);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.origin : '';
+  } catch {
+    return '';
+  }
+}
+
+/** A path an instance sends relative to itself, as an absolute URL on `origin` ('' without either). */
+export function joinToOrigin(origin: string, path: string): string {
+  if (!path) return '';
+  if (/^https?:\/\//i.test(path)) return path;
+  if (!origin || !path.startsWith('/') || path.startsWith('//')) return '';
+  return `${origin}${path}`;
+}
+
+/** `baseUrl` is SEPIA_BASE_URL: relative thumbnail paths are resolved against its origin. */
+export function parseSepia(json: unknown, baseUrl = ''): VideoResult[] {
   const out: VideoResult[] = [];
+  let origin: string | undefined;
   for (const v of schema.parse(json).data) {
-    if (!v.url) continue;
+    let url = v.url;
+    if (!url && UUID.test(v.uuid)) {
+      origin ??= originOf(baseUrl);
+      url = origin ? `${origin}/videos/watch/${v.uuid}` : '';
+    }
+    if (!url) continue;
+    let thumbnail = v.thumbnailUrl || v.previewUrl;
+    if (!thumbnail && (v.thumbnailPath || v.previewPath)) {
+      origin ??= originOf(baseUrl);
+      thumbnail = joinToOrigin(origin, v.thumbnailPath) || joinToOrigin(origin, v.previewPath);
+    }
     out.push({
       title: v.name,
-      url: v.url,
+      url,
       age: formatPublished(v.publishedAt),
       source: SEPIA_SOURCE,
       duration: formatDuration(v.duration),
-      hostname: urlSegmentHost(v.url),
-      thumbnail: v.thumbnailUrl || v.previewUrl,
+      hostname: urlSegmentHost(url),
+      thumbnail,
     });
   }
   return out;
@@ -116,6 +141,6 @@ export function sepiaVideosCall(
   return {
     provider: 'provider_06',
     request: { method: 'GET', url: `${config.SEPIA_BASE_URL}/search/videos?${sepiaParams(query, now)}` },
-    parse: parseSepia,
+    parse: (json) => parseSepia(json, config.SEPIA_BASE_URL),
   };
 }

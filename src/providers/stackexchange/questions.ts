@@ -17,6 +17,10 @@ import { decodeEntities, sanitizeAnswer, visibleLength } from './sanitize.js';
  *    -> items[0]: body (HTML: sanitised here), score, is_accepted, link.
  * Errors: {"error_id", "error_name", "error_message"} (HTTP 400 mostly, also
  * accepted in a 200, as a failure).
+ *
+ * Sources: Stack Exchange API 2.3 documentation (/search/advanced,
+ * /questions/{ids}/answers, filters, error handling, always-compressed
+ * answers).
  */
 
 export const SEARCH_PAGE_SIZE = 5;

@@ -23,6 +23,9 @@ import type { ProviderCall } from '../types.js';
  * Card: title/overview/tagline in the request language (3-letter code),
  * falling back to English, then the record's own; url
  * https://thetvdb.com/{movies|series}/{slug}.
+ *
+ * Sources: TheTVDB API v4 reference (its Swagger document: /login, /search,
+ * /movies|series/{id}/extended) and TheTVDB's own v4 clients.
  */
 
 export const THETVDB_SEARCH_LIMIT = 20;

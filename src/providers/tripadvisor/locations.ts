@@ -17,6 +17,9 @@ import type { ProviderCall } from '../types.js';
  *    latitude / longitude (strings).
  * Errors: HTTP 4xx with {"error": {"message", "type", "code"}} (also
  * accepted in a 200, as a failure).
+ *
+ * Sources: Tripadvisor Content API reference (Location Search, Location
+ * Details, error object).
  */
 
 export const QUERY_MAX_LENGTH = 500;

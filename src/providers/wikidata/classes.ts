@@ -14,6 +14,9 @@ import type { ProviderCall } from '../types.js';
  *    &ids=<Q…|Q…>&props=labels&languages=en&format=json
  *    -> entities.<id>.labels.en.value (English class names, lower-cased here).
  * Errors come as HTTP 200 with {"error": {"code", "info"}}: a failure.
+ *
+ * Sources: Wikibase API documentation on mediawiki.org (wbgetclaims,
+ * wbgetentities) and the Wikidata properties P31 and P279.
  */
 
 /** Item ids accepted (anything else is never sent upstream). */

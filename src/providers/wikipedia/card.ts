@@ -17,6 +17,10 @@ import type { ProviderCall } from '../types.js';
  *    (redirect pages answer 30x to their target: followed)
  *    -> type (only "standard" makes a card), title, description, extract,
  *    content_urls.desktop.page, originalimage / thumbnail, wikibase_item.
+ *
+ * Sources: MediaWiki Action API documentation (list=search, error format) and
+ * the Wikimedia REST API reference (page/summary); SearXNG's wikipedia engine
+ * reads the same summary fields.
  */
 
 export const WIKIPEDIA_SEARCH_LIMIT = 5;
@@ -28,9 +32,18 @@ const MAX_IMAGE_WIDTH = 2000;
 
 const WIKI_LANGUAGE = /^[a-z]{2,3}(?:-[a-z0-9]{2,8}){0,2}$|^simple$/;
 
-/** The wiki a `lang` parameter names: its code when it can be a Wikipedia subdomain, else `en`. */
+/** Wikis whose name is a language and a two-letter part, which is not a region there. */
+const TWO_PART_WIKIS: ReadonlySet<string> = new Set(['nds-nl']);
+
+/**
+ * The wiki a `lang` parameter names: its code when it can be a Wikipedia subdomain, else `en`. A
+ * language-region tag (`pt-br`, `en_GB`) names its language's wiki: no wiki is named by a region.
+ */
 export function wikiLanguage(lang: string): string {
-  return WIKI_LANGUAGE.test(lang) ? lang : 'en';
+  const tag = lang.toLowerCase().replace(/_/g, '-');
+  const regional = /^([a-z]{2,3})-(?:[a-z]{2}|\d{3})$/.exec(tag);
+  if (regional && !TWO_PART_WIKIS.has(tag)) return regional[1]!;
+  return WIKI_LANGUAGE.test(tag) ? tag : 'en';
 }
 
 /** The site root of one language's wiki. */

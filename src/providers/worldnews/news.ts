@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { MediaQuery, NewsResult } from '../../contracts/search.js';
 import { earliestFor, MEDIA_LANGUAGES } from '../freshness.js';
+import { primaryLanguage } from '../language.js';
 import { body, list, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
 
@@ -21,6 +22,10 @@ import type { ProviderCall } from '../types.js';
  * > 30 days), "N days ago" (> 0 days), "N hours ago" (> 3600 s), "N minutes
  * ago" (> 60 s), else "just now" (also for a date in the future); "" when
  * unparsable. Articles without a url are dropped.
+ *
+ * Sources: World News API documentation (Search News: parameter names
+ * hyphenated over HTTP, as its generated SDKs write them with underscores; the
+ * news[] fields).
  */
 
 export const WORLDNEWS_PER_PAGE = 10;
@@ -94,7 +99,8 @@ export function worldNewsParams(query: MediaQuery, now: Date): URLSearchParams {
     sort: 'publish-time',
     'sort-direction': 'DESC',
   });
-  if (MEDIA_LANGUAGES.has(query.lang)) params.set('language', query.lang);
+  const language = primaryLanguage(query.lang);
+  if (MEDIA_LANGUAGES.has(language)) params.set('language', language);
   const earliest = earliestFor(query.date, now);
   if (earliest) params.set('earliest-publish-date', worldNewsDate(earliest));
   return params;

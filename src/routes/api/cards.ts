@@ -19,8 +19,9 @@ export async function cardsRoute(app: FastifyInstance): Promise<void> {
       operationId: 'cards',
       summary: 'Knowledge cards',
       description:
-        'Knowledge cards for the query, each an object or null (a card that cannot be had is null). Counts one search.',
+        'Knowledge cards for the query, each an object or null (a card that cannot be had is null), and the providers that failed in `unresponsive`. Counts one search.',
       response: cardsResponseSchema,
+      errors: { 502: 'Every provider asked failed and no map answer was found (each listed in `unresponsive`).' },
     },
   });
 }

@@ -4,6 +4,7 @@ import { INVALID_KEY, UNAVAILABLE } from '../../auth/api-key-auth.js';
 import { type ApiKeyRecord, findApiKeyById } from '../../auth/api-keys.js';
 import { describeApiKey, type KeyInfo } from '../../auth/key-info.js';
 import type { Rate } from '../../config/index.js';
+import { admittedCall } from '../../gate/api-gate.js';
 import { monthLabel, nextMonthStart } from '../../limits/month.js';
 import { monthlySearches } from '../../limits/usage.js';
 import type { Check, Same } from '../../search/response-schemas.js';
@@ -52,7 +53,7 @@ async function keyUsageAndLimits(
   request: FastifyRequest,
 ): Promise<{ usage: KeyUsage; limits: { burst: KeyLimit; sustained: KeyLimit } }> {
   const { config, pool } = request.server;
-  const call = request.apiCall!;
+  const call = admittedCall(request);
   const now = new Date();
   const searches = await monthlySearches(pool, call.principal.userId, now);
   const limit = (rate: Rate, remaining: number | undefined): KeyLimit => ({
@@ -86,7 +87,7 @@ export async function apiKeyRoute(app: FastifyInstance): Promise<void> {
     let usageAndLimits: Awaited<ReturnType<typeof keyUsageAndLimits>>;
     try {
       [record, usageAndLimits] = await Promise.all([
-        findApiKeyById(app.pool, request.apiCall!.principal.keyId),
+        findApiKeyById(app.pool, admittedCall(request).principal.keyId),
         keyUsageAndLimits(request),
       ]);
     } catch (err) {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { GatePlan } from '../../gate/api-gate.js';
+import { admittedCall, type GatePlan } from '../../gate/api-gate.js';
 import type { SearchOutcome } from '../../search/outcome.js';
 import { type FieldErrors, parseQuery } from '../../search/params.js';
 import { describeRoute, type RouteDoc } from './openapi.js';
@@ -69,7 +69,7 @@ export function registerSearchRoute<S extends z.ZodObject, B>(app: FastifyInstan
         url,
         config: { apiGate },
         async handler(request, reply) {
-          const parsed = (request.apiCall?.plan.parsed as Parsed<S> | undefined) ?? validate(request);
+          const parsed = (admittedCall(request).plan.parsed as Parsed<S> | undefined) ?? validate(request);
           if (!parsed.ok) return reply.code(400).send(parsed.errors);
           const outcome = await route.handle(parsed.value, request);
           if ('headers' in outcome && outcome.headers) reply.headers(outcome.headers);

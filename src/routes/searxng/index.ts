@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { presentedKey } from '../../auth/api-key-auth.js';
-import type { GatePlan } from '../../gate/api-gate.js';
+import { admittedCall, type GatePlan } from '../../gate/api-gate.js';
 import { PROJECT_ROOT } from '../../project-root.js';
 import { providersOffering } from '../../providers/registry.js';
 import { qSchema } from '../../search/params.js';
@@ -151,7 +151,7 @@ async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Prom
   };
 
   const searchHandler = async (request: FastifyRequest, reply: FastifyReply) => {
-    const parsed = (request.apiCall?.plan.parsed as Parsed | undefined) ?? parse(request);
+    const parsed = (admittedCall(request).plan.parsed as Parsed | undefined) ?? parse(request);
     if (parsed.format !== null) return fail(reply, 400, parsed.format);
     if (!parsed.query.ok) return fail(reply, 400, describeErrors(parsed.query.errors));
     const query: SearxQuery = parsed.query.value;

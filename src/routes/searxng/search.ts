@@ -44,7 +44,15 @@ export interface SearxResponse {
 
 export type SearxOutcome =
   | { status: 200; body: SearxResponse }
-  | { status: 502 | 503; detail: string; unresponsive: Unresponsive[]; headers?: Record<string, string> };
+  | { status: 400 | 502 | 503; detail: string; unresponsive: Unresponsive[]; headers?: Record<string, string> };
+
+/** Sift's parameter names as SearXNG's, for an upstream's refusal of a value the caller gave. */
+const SEARXNG_NAMES: Readonly<Record<string, string>> = { page: 'pageno', lang: 'language', date: 'time_range' };
+
+const describeRefusal = (errors: Record<string, string>) =>
+  Object.entries(errors)
+    .map(([field, message]) => `${SEARXNG_NAMES[field] ?? field}: ${message}`)
+    .join(' ');
 
 /** Who asked (the instant answers use the address and user agent: "what is my ip"). */
 export interface Asker {
@@ -137,10 +145,12 @@ export async function searxSearch(
   if (!succeeded && answers.length === 0 && infoboxes.length === 0 && failures.length > 0) {
     const failed = failures.find((f) => f.status === 502);
     if (failed) return { status: 502, detail: failed.body.detail, unresponsive };
+    const refused = failures.find((f) => f.status === 400);
+    if (refused) return { status: 400, detail: describeRefusal(refused.body), unresponsive };
     const first = failures[0]!;
     return {
       status: 503,
-      detail: failures.map((f) => f.body.detail).join(' '),
+      detail: failures.map((f) => (f.status === 503 ? f.body.detail : '')).join(' '),
       unresponsive,
       ...('headers' in first && first.headers ? { headers: first.headers } : {}),
     };

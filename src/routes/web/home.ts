@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { homePath, sessionUser } from '../../auth/guard.js';
+import { homePath, sessionUser } from './guard.js';
 
 /** `GET /`: signed-in users go to their home page, everyone else to the sign-in form. */
 export async function homeRoute(app: FastifyInstance): Promise<void> {

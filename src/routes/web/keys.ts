@@ -8,7 +8,7 @@ import {
   listApiKeys,
   revokeApiKey,
 } from '../../auth/api-keys.js';
-import { pageContext, requireUser } from '../../auth/guard.js';
+import { pageContext, requireUser } from './guard.js';
 import { MAX_KEY_NAME_LENGTH, keyNameProblem, normaliseKeyName } from '../../auth/key-format.js';
 import { monthlySearches } from '../../limits/usage.js';
 import { sendPage } from '../../views.js';

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { homePath, pageContext, sessionUser } from '../../auth/guard.js';
+import { homePath, pageContext, sessionUser } from './guard.js';
 import { type LoginThrottle, createLoginThrottle } from '../../auth/login-throttle.js';
 import { verifyPassword } from '../../auth/passwords.js';
 import { findCredentials, recordLogin } from '../../auth/users.js';
@@ -81,7 +81,8 @@ async function signIn(app: FastifyInstance, throttle: LoginThrottle, request: Fa
   if (!username || !password) {
     return renderLogin(request, reply, { status: 400, error: LOGIN_FAILED, username, next });
   }
-  const wait = await throttle.retryAfter(request.ip, username);
+  // The attempt is counted before the password is checked: parallel guesses queue for their turn.
+  const wait = await throttle.take(request.ip, username);
   if (wait > 0) {
     reply.header('Retry-After', String(wait));
     return renderLogin(request, reply, {
@@ -95,11 +96,10 @@ async function signIn(app: FastifyInstance, throttle: LoginThrottle, request: Fa
   const found = await findCredentials(app.pool, username);
   const passwordOk = await verifyPassword(found?.passwordHash ?? '', password);
   if (!found || !passwordOk || !found.user.isActive) {
-    await throttle.recordFailure(request.ip, username);
     return renderLogin(request, reply, { status: 401, error: LOGIN_FAILED, username, next });
   }
 
-  await throttle.recordSuccess(username);
+  await throttle.succeeded(request.ip, username);
   // A new session id at sign-in: an id planted before signing in is worthless.
   await request.session.regenerate();
   request.session.set('userId', found.user.id);

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import type { StackExchangeCard, TripadvisorCard, TvdbCard, WikipediaCard } from '../../contracts/cards.js';
 import type { Place } from '../../contracts/place.js';
 import { nominatimSearchTask } from '../../providers/nominatim/search.js';
-import type { ProviderTask } from '../../providers/types.js';
-import type { SearchOutcome } from '../outcome.js';
+import type { Gathered, ProviderTask, Unresponsive } from '../../providers/types.js';
+import { allFailed, type SearchOutcome } from '../outcome.js';
 import { engineSchema, langSchema, qSchema, safeSchema } from '../params.js';
-import { type SearchDeps, searchWeb } from '../web.js';
+import { enginesToAsk, type SearchDeps, searchWeb } from '../web.js';
 import {
   explicitTitle,
   isProgrammingQuery,
@@ -46,6 +46,11 @@ import { wikipediaFlow } from './wikipedia.js';
  * Every lookup is bounded by its provider's timeout (one deadline over its
  * steps) and cached for an hour by the runner, "no card" included; a slow or
  * failing provider only loses its own card. Health is recorded per call.
+ *
+ * `unresponsive` lists the providers this request waited on that failed or
+ * timed out (the web engines of step 1 included), as the other search
+ * endpoints do; their cards are null. When every provider waited on failed
+ * and no map answer came, the answer is the other endpoints' 502.
  */
 
 /** Query string of GET /api/v1/cards/: checked in the order q, lang, safe, engine. */
@@ -71,34 +76,88 @@ export interface CardsResponse {
   tripadvisor: TripadvisorCard | null;
   stackexchange: StackExchangeCard | null;
   map: MapAnswer | null;
+  /** Providers waited on for this request that failed or timed out (as the other search endpoints). */
+  unresponsive: Unresponsive[];
 }
 
-/** A lookup's value, or null when its provider is not configured, failed or timed out. */
-async function lookup<T>(deps: SearchDeps, task: ProviderTask<T | null> | null): Promise<T | null> {
-  if (task === null || !deps.providers.isConfigured(task.provider)) return null;
+/** What the lookups this request waited on came to: whether any provider answered, and which failed. */
+class Waited {
+  answered = false;
+  private readonly failed = new Map<string, Unresponsive>();
+
+  /** A lookup's outcome, once the request uses it. */
+  take<T>(looked: Looked<T>): T | null {
+    if (looked.outcome) this.add(looked.outcome);
+    return looked.value;
+  }
+
+  add(outcome: Gathered<unknown>): void {
+    if (outcome.ok) this.answered = true;
+    // A refusal of the caller's own value is an answer ("nothing for that"), not a failure.
+    else if (outcome.error.callerRefused) this.answered = true;
+    else if (!this.failed.has(outcome.provider)) {
+      this.failed.set(outcome.provider, { engine: outcome.provider, reason: outcome.error.reason });
+    }
+  }
+
+  addUnresponsive(list: readonly Unresponsive[]): void {
+    for (const u of list) if (!this.failed.has(u.engine)) this.failed.set(u.engine, u);
+  }
+
+  /** In slug order, whatever order the lookups finished in. */
+  unresponsive(): Unresponsive[] {
+    return [...this.failed.values()].sort((a, b) => (a.engine < b.engine ? -1 : a.engine > b.engine ? 1 : 0));
+  }
+
+  /** Something was asked, and nothing answered. */
+  allFailed(): boolean {
+    return !this.answered && this.failed.size > 0;
+  }
+}
+
+/** A lookup's value (null: no card, not configured, or failed) and the outcome of its provider, when one was asked. */
+interface Looked<T> {
+  value: T | null;
+  outcome: Gathered<unknown> | null;
+}
+
+const NOT_ASKED: Looked<never> = { value: null, outcome: null };
+
+/** A lookup's value (null when its provider is not configured, failed or timed out) and its outcome. */
+async function lookup<T>(deps: SearchDeps, task: ProviderTask<T | null> | null): Promise<Looked<T>> {
+  if (task === null || !deps.providers.isConfigured(task.provider)) return NOT_ASKED;
   const [outcome] = await deps.upstream.gather([task], { deadlineMs: deps.providers.timeoutMs(task.provider) });
-  return outcome?.ok ? outcome.value : null;
+  if (!outcome) return NOT_ASKED;
+  return { value: outcome.ok ? outcome.value : null, outcome };
 }
 
-/** URLs of the page-1 web results for the query (none when no engine in scope answers). */
-async function webSignals(deps: SearchDeps, params: CardsParams): Promise<string[]> {
+/** URLs of the page-1 web results for the query (none when no engine in scope answers); engines' failures go to `waited`. */
+async function webSignals(deps: SearchDeps, params: CardsParams, waited: Waited): Promise<string[]> {
+  const query = {
+    q: params.q,
+    engine: params.engine,
+    safe: params.safe,
+    lang: params.lang,
+    page: 1,
+    date: '',
+  } as const;
   try {
-    const outcome = await searchWeb(deps, {
-      q: params.q,
-      engine: params.engine,
-      safe: params.safe,
-      lang: params.lang,
-      page: 1,
-      date: '',
-    });
-    return outcome.status === 200 ? outcome.body.results.slice(0, MAX_SIGNAL_URLS).map((r) => r.url) : [];
+    const outcome = await searchWeb(deps, query);
+    if (outcome.status === 502) waited.addUnresponsive(outcome.body.unresponsive);
+    if (outcome.status !== 200) return [];
+    // An engine asked that is not listed as failing answered (a 200 may also mean none was asked).
+    if (enginesToAsk(params.engine, query, deps.providers).length > outcome.body.unresponsive.length) {
+      waited.answered = true;
+    }
+    waited.addUnresponsive(outcome.body.unresponsive);
+    return outcome.body.results.slice(0, MAX_SIGNAL_URLS).map((r) => r.url);
   } catch {
     return [];
   }
 }
 
-async function mapAnswer(deps: SearchDeps, q: string, lang: string): Promise<MapAnswer | null> {
-  const places = await lookup<Place[]>(deps, nominatimSearchTask({ q, limit: 1, lang }, deps.config));
+async function mapAnswer(deps: SearchDeps, q: string, lang: string, waited: Waited): Promise<MapAnswer | null> {
+  const places = waited.take(await lookup<Place[]>(deps, nominatimSearchTask({ q, limit: 1, lang }, deps.config)));
   const place = places?.[0];
   return place ? { type: 'map', place, query: q } : null;
 }
@@ -106,17 +165,22 @@ async function mapAnswer(deps: SearchDeps, q: string, lang: string): Promise<Map
 export async function searchCards(deps: SearchDeps, params: CardsParams): Promise<SearchOutcome<CardsResponse>> {
   const { q, lang } = params;
   const config = deps.config;
+  const waited = new Waited();
 
-  const urls = webSignals(deps, params);
+  const urls = webSignals(deps, params, waited);
   // Stack Exchange needs only the query and the results: it does not wait for Wikipedia and Wikidata.
   const stackexchange = urls.then((u) =>
-    isProgrammingQuery(q, u) ? lookup(deps, stackExchangeFlow(q, lang, siteOf(u), config)) : null,
+    isProgrammingQuery(q, u) ? lookup(deps, stackExchangeFlow(q, lang, siteOf(u), config)) : NOT_ASKED,
   );
   const wikipedia = lookup(deps, wikipediaFlow(q, lang, config));
-  const subject = wikipedia.then((card) =>
-    card?.wikibase_item ? lookup<Classification>(deps, classificationFlow(card.wikibase_item, config)) : null,
+  const subject = wikipedia.then((looked) =>
+    looked.value?.wikibase_item
+      ? lookup<Classification>(deps, classificationFlow(looked.value.wikibase_item, config))
+      : NOT_ASKED,
   );
-  const [webUrls, wikiCard, classification] = await Promise.all([urls, wikipedia, subject]);
+  const [webUrls, wikiLooked, subjectLooked] = await Promise.all([urls, wikipedia, subject]);
+  const wikiCard = waited.take(wikiLooked);
+  const classification = waited.take(subjectLooked);
   // Safe search hides an explicit subject's card, and it then says nothing about the query either.
   const hidden = wikiCard !== null && params.safe && (explicitTitle(wikiCard.title) || classification?.adult === true);
   const signals: Signals = hidden
@@ -125,23 +189,28 @@ export async function searchCards(deps: SearchDeps, params: CardsParams): Promis
   const wikiTitle = signals.wikipedia?.title ?? '';
 
   const tvdb = tvdbTrigger(signals);
-  const thetvdb = tvdb ? lookup(deps, thetvdbFlow(q, lang, wikiTitle, tvdb.probe, config)) : Promise.resolve(null);
+  const thetvdb = tvdb ? lookup(deps, thetvdbFlow(q, lang, wikiTitle, tvdb.probe, config)) : Promise.resolve(NOT_ASKED);
   const tripadvisor = tripadvisorTrigger(signals)
     ? lookup(deps, tripadvisorFlow(q, lang, wikiTitle, config))
-    : Promise.resolve(null);
+    : Promise.resolve(NOT_ASKED);
 
   const body: CardsResponse = {
     query: q,
     wikipedia: signals.wikipedia,
-    thetvdb: await thetvdb,
+    thetvdb: waited.take(await thetvdb),
     tripadvisor: null,
     stackexchange: null,
     map: null,
+    unresponsive: [],
   };
-  if (!body.thetvdb) body.tripadvisor = await tripadvisor;
-  if (!body.thetvdb && !body.tripadvisor && stackExchangeTrigger(signals)) body.stackexchange = await stackexchange;
-  if (!body.thetvdb && !body.tripadvisor && !body.stackexchange && looksLikePlace(signals)) {
-    body.map = await mapAnswer(deps, q, lang);
+  if (!body.thetvdb) body.tripadvisor = waited.take(await tripadvisor);
+  if (!body.thetvdb && !body.tripadvisor && stackExchangeTrigger(signals)) {
+    body.stackexchange = waited.take(await stackexchange);
   }
+  if (!body.thetvdb && !body.tripadvisor && !body.stackexchange && looksLikePlace(signals)) {
+    body.map = await mapAnswer(deps, q, lang, waited);
+  }
+  body.unresponsive = waited.unresponsive();
+  if (body.map === null && waited.allFailed()) return allFailed(body.unresponsive);
   return { status: 200, body };
 }

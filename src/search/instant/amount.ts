@@ -39,8 +39,7 @@ export function connectorList(connectors: readonly string[]): Connectors {
  *
  * A split is an occurrence of " <connector> " in the text: one indexOf per
  * connector, no words split and joined again. Both the currency and the unit
- * handlers split every query that reaches them, and splitting into words
- * (with a Map lookup of each new word) cost about a microsecond a query.
+ * handlers split every query that reaches them.
  */
 export function splitsAround(text: string, connectors: Connectors): [left: string, right: string][] {
   const { spaced } = connectors;

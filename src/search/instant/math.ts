@@ -9,11 +9,19 @@ import { MATH_VOCABULARY } from './vocabulary.js';
  * like Python's, floats are IEEE doubles. Bounds, each failing as "no answer":
  * the query length (280, checked by the runner), tokens (300), nesting depth
  * (40), exponents (|e| ≤ 1000), factorials (n ≤ 1000), integers of at most
- * 100 000 bits along the way, and a result that fits a double (`raw` is a
- * JSON number). Division by zero, overflow, NaN: no answer.
+ * 100 000 bits along the way, the work of the whole evaluation (see Work),
+ * and a result that fits a double (`raw` is a JSON number). Division by zero,
+ * overflow, NaN: no answer.
  * Fields: `expr` (the expression as read), `result` (for people: thousands
  * separators, at most 12 significant digits for non-integers), `raw`.
  */
+
+/**
+ * The work one evaluation may do, in the units Work counts: far more than any expression whose
+ * result fits a double needs, and little enough that the worst an expression can make the
+ * evaluator do leaves the event loop free again quickly (bench/math-work.ts measures it).
+ */
+const WORK_LIMIT = 1_000_000;
 
 export const MATH_LIMITS = {
   tokens: 300,
@@ -21,6 +29,8 @@ export const MATH_LIMITS = {
   exponent: 1000,
   factorial: 1000,
   bits: 100_000,
+  /** Work units (see Work) one evaluation may spend. */
+  work: WORK_LIMIT,
 } as const;
 
 /**
@@ -38,11 +48,14 @@ export class MathError extends Error {
 }
 MathError.prototype.name = 'MathError';
 
-type Value = { int: true; v: bigint } | { int: false; v: number };
+/** An integer carries its size in bits (bitLength), which prices the work done on it. */
+type Value = { int: true; v: bigint; bits: number } | { int: false; v: number };
+type Int = Extract<Value, { int: true }>;
 
-const int = (v: bigint): Value => {
-  if (bitLength(v) > MATH_LIMITS.bits) throw new MathError('number too large');
-  return { int: true, v };
+const int = (v: bigint): Int => {
+  const bits = bitLength(v);
+  if (bits > MATH_LIMITS.bits) throw new MathError('number too large');
+  return { int: true, v, bits };
 };
 const float = (v: number): Value => {
   if (Number.isNaN(v)) throw new MathError('not a number');
@@ -61,6 +74,35 @@ export function bitLength(v: bigint): number {
   }
   return a.toString(16).length * 4;
 }
+
+/**
+ * The work of one evaluation, charged BEFORE each integer operation by what it will cost: the
+ * sizes of its operands in limbs (64 bits), as a schoolbook algorithm would spend them (an upper
+ * bound of what the engine's faster ones do), and a step per allocation. Spending more than the
+ * limit refuses the expression (a MathError, so no answer) before the costly operation runs.
+ * Floats cost nothing: each of their operations is one instruction or a libm call.
+ */
+export class Work {
+  spent = 0;
+  constructor(readonly limit: number = MATH_LIMITS.work) {}
+
+  charge(units: number): void {
+    this.spent += units;
+    if (this.spent > this.limit) throw new MathError('too much work');
+  }
+}
+
+/** Units a step costs besides its limbs (an allocation, a loop turn). */
+const STEP = 16;
+
+const limbs = (bits: number): number => (bits >> 6) + 1;
+
+/** Long division of an integer of `a` bits by one of `b` bits. */
+const divisionCost = (a: number, b: number): number => {
+  const la = limbs(a);
+  const lb = limbs(b);
+  return lb * Math.max(1, la - lb + 1) + la + STEP;
+};
 
 /** An integer-valued float as an integer, when it is exactly one (beyond 2^53 a double's digits are noise). */
 function fromIntegralFloat(x: number): Value {
@@ -136,17 +178,30 @@ export function tokenize(expr: string): Token[] | null {
 
 const CONSTANTS: Record<string, number> = { pi: Math.PI, e: Math.E, tau: 2 * Math.PI, phi: (1 + Math.sqrt(5)) / 2 };
 
-function toInt(x: Value, what: string): bigint {
-  if (x.int) return x.v;
-  if (Number.isInteger(x.v)) return BigInt(x.v);
+function toInt(x: Value, what: string, work: Work): Int {
+  if (x.int) return x;
+  if (Number.isInteger(x.v)) {
+    // A double is at most 1024 bits.
+    work.charge(limbs(1024) + STEP);
+    return int(BigInt(x.v));
+  }
   throw new MathError(`${what} needs an integer`);
 }
 
-function gcd(a: bigint, b: bigint): bigint {
-  let x = a < 0n ? -a : a;
-  let y = b < 0n ? -b : b;
+/**
+ * Euclid's algorithm, charged before it starts for its worst case: a first division of the larger
+ * by the smaller, then at most 1.5 steps per bit of the smaller (Lamé's bound), each a division of
+ * numbers no larger than it. A gcd of two huge numbers is thus refused unstarted.
+ */
+function gcd(a: Int, b: Int, work: Work): Int {
+  const [big, small] = a.bits >= b.bits ? [a, b] : [b, a];
+  if (small.v === 0n) return big.v < 0n ? int(-big.v) : big;
+  work.charge(divisionCost(big.bits, small.bits) + Math.ceil(1.5 * small.bits + 2) * (2 * limbs(small.bits) + STEP));
+  let x = small.v < 0n ? -small.v : small.v;
+  let y = big.v % x;
+  if (y < 0n) y = -y;
   while (y !== 0n) [x, y] = [y, x % y];
-  return x;
+  return int(x);
 }
 
 const unary = (f: (x: number) => number) => (args: Value[]) => {
@@ -154,20 +209,22 @@ const unary = (f: (x: number) => number) => (args: Value[]) => {
   return float(f(num(args[0]!)));
 };
 
-const FUNCTIONS: Record<string, (args: Value[]) => Value> = {
+const FUNCTIONS: Record<string, (args: Value[], work: Work) => Value> = {
   sqrt: (args) => {
     const x = unary(Math.sqrt)(args);
     return fromIntegralFloat(x.v as number);
   },
   cbrt: (args) => fromIntegralFloat(unary(Math.cbrt)(args).v as number),
-  abs: (args) => {
+  abs: (args, work) => {
     if (args.length !== 1) throw new MathError('wrong number of arguments');
     const x = args[0]!;
-    return x.int ? int(x.v < 0n ? -x.v : x.v) : float(Math.abs(x.v));
+    if (!x.int) return float(Math.abs(x.v));
+    work.charge(limbs(x.bits) + STEP);
+    return int(x.v < 0n ? -x.v : x.v);
   },
-  round: (args) => {
+  round: (args, work) => {
     if (args.length === 2) {
-      const digits = Number(toInt(args[1]!, 'round'));
+      const digits = Number(toInt(args[1]!, 'round', work).v);
       if (digits < 0 || digits > 15) throw new MathError('digits out of range');
       return float(Number(num(args[0]!).toFixed(digits)));
     }
@@ -208,26 +265,30 @@ const FUNCTIONS: Record<string, (args: Value[]) => Value> = {
     if (args.length === 0) throw new MathError('wrong number of arguments');
     return args.reduce((a, b) => (num(b) > num(a) ? b : a));
   },
-  gcd: (args) => {
+  gcd: (args, work) => {
     if (args.length < 2) throw new MathError('wrong number of arguments');
-    return int(args.map((a) => toInt(a, 'gcd')).reduce(gcd));
+    return args.map((a) => toInt(a, 'gcd', work)).reduce((x, y) => gcd(x, y, work));
   },
-  lcm: (args) => {
+  lcm: (args, work) => {
     if (args.length < 2) throw new MathError('wrong number of arguments');
-    let l = 1n;
+    let l = int(1n);
     for (const arg of args) {
-      const a = toInt(arg, 'lcm');
-      if (a === 0n) return int(0n);
-      const abs = a < 0n ? -a : a;
-      l = (int((l * abs) / gcd(l, abs)) as { v: bigint }).v;
+      const a = toInt(arg, 'lcm', work);
+      if (a.v === 0n) return int(0n);
+      const abs = a.v < 0n ? int(-a.v) : a;
+      const g = gcd(l, abs, work);
+      // l / g first: no larger than the lcm, which the limit on bits bounds.
+      work.charge(divisionCost(l.bits, g.bits));
+      const part = int(l.v / g.v);
+      l = multiply(part, abs, work) as Int;
     }
-    return int(l);
+    return l;
   },
-  fact: (args) => {
+  fact: (args, work) => {
     if (args.length !== 1) throw new MathError('wrong number of arguments');
-    return factorial(args[0]!);
+    return factorial(args[0]!, work);
   },
-  factorial: (args) => FUNCTIONS.fact!(args),
+  factorial: (args, work) => FUNCTIONS.fact!(args, work),
 };
 
 /** Names read after a number as a degree sign ("sin 30 degrees"). */
@@ -236,44 +297,56 @@ const DEGREE_NAMES = new Set(['deg', 'degree', 'degrees']);
 /** Every name an expression may hold: the others make the tokenizer give up (see tokenize). */
 const KNOWN_NAMES = new Set([...Object.keys(CONSTANTS), ...Object.keys(FUNCTIONS), ...DEGREE_NAMES]);
 
-function factorial(x: Value): Value {
-  const n = toInt(x, 'factorial');
+function factorial(x: Value, work: Work): Value {
+  const n = toInt(x, 'factorial', work).v;
   if (n < 0n) throw new MathError('factorial of a negative number');
   if (n > BigInt(MATH_LIMITS.factorial)) throw new MathError('factorial too large');
+  // n steps, each a product no larger than n! (of at most n·log2(n) bits) by a one-limb number.
+  const k = Number(n);
+  work.charge(k * (limbs(k * Math.ceil(Math.log2(k + 1))) + STEP));
   let r = 1n;
   for (let i = 2n; i <= n; i++) r *= i;
   return int(r);
 }
 
-function add(a: Value, b: Value, sign: 1 | -1): Value {
-  if (a.int && b.int) return int(sign === 1 ? a.v + b.v : a.v - b.v);
+function add(a: Value, b: Value, sign: 1 | -1, work: Work): Value {
+  if (a.int && b.int) {
+    work.charge(limbs(a.bits) + limbs(b.bits) + STEP);
+    return int(sign === 1 ? a.v + b.v : a.v - b.v);
+  }
   return float(sign === 1 ? num(a) + num(b) : num(a) - num(b));
 }
 
-function multiply(a: Value, b: Value): Value {
+function multiply(a: Value, b: Value, work: Work): Value {
   if (a.int && b.int) {
-    if (bitLength(a.v) + bitLength(b.v) > MATH_LIMITS.bits + 64) throw new MathError('number too large');
+    if (a.bits + b.bits > MATH_LIMITS.bits + 64) throw new MathError('number too large');
+    work.charge(limbs(a.bits) * limbs(b.bits) + STEP);
     return int(a.v * b.v);
   }
   return float(num(a) * num(b));
 }
 
-function ratio(a: bigint, b: bigint): number {
+function ratio(a: Int, b: Int): number {
   // Both may exceed a double: scale them down together first.
-  const shift = Math.max(0, Math.max(bitLength(a), bitLength(b)) - 1000);
+  const shift = Math.max(0, Math.max(a.bits, b.bits) - 1000);
   const s = BigInt(shift);
-  return Number(a >> s) / Number(b >> s);
+  return Number(a.v >> s) / Number(b.v >> s);
 }
 
-function divide(a: Value, b: Value): Value {
+function divide(a: Value, b: Value, work: Work): Value {
   if (num(b) === 0 && (!b.int || b.v === 0n)) throw new MathError('division by zero');
-  if (a.int && b.int) return a.v % b.v === 0n ? int(a.v / b.v) : float(ratio(a.v, b.v));
+  if (a.int && b.int) {
+    // The remainder, then the quotient or the ratio of the two scaled down.
+    work.charge(2 * divisionCost(a.bits, b.bits));
+    return a.v % b.v === 0n ? int(a.v / b.v) : float(ratio(a, b));
+  }
   return float(num(a) / num(b));
 }
 
-function modulo(a: Value, b: Value): Value {
+function modulo(a: Value, b: Value, work: Work): Value {
   if (a.int && b.int) {
     if (b.v === 0n) throw new MathError('division by zero');
+    work.charge(2 * divisionCost(a.bits, b.bits) + limbs(b.bits));
     return int(((a.v % b.v) + b.v) % b.v);
   }
   const y = num(b);
@@ -282,12 +355,17 @@ function modulo(a: Value, b: Value): Value {
   return float(r !== 0 && r < 0 !== y < 0 ? r + y : r);
 }
 
-function power(a: Value, b: Value): Value {
+function power(a: Value, b: Value, work: Work): Value {
   const e = num(b);
   if (Math.abs(e) > MATH_LIMITS.exponent) throw new MathError('exponent too large');
   if (a.int && b.int && b.v >= 0n) {
-    const bits = bitLength(a.v) * Number(b.v);
+    const bits = a.bits * Number(b.v);
     if (bits > MATH_LIMITS.bits) throw new MathError('number too large');
+    // Squaring and multiplying: the last squaring dominates (each earlier one is at most half its
+    // size). Priced by the result's real size (a small base's bits counted exactly, not by hex digits).
+    const baseBits = a.bits <= 32 ? Math.log2(Math.max(1, Number(a.v < 0n ? -a.v : a.v))) + 1 : a.bits;
+    const resultLimbs = limbs(Math.ceil(baseBits * Number(b.v)));
+    work.charge(resultLimbs * resultLimbs + 10 * STEP);
     return int(a.v ** b.v);
   }
   if (num(a) === 0 && e < 0) throw new MathError('division by zero');
@@ -300,7 +378,10 @@ class Parser {
   /** Whether anything beyond a lone number was seen (an operator, function or postfix). */
   operated = false;
 
-  constructor(private readonly tokens: Token[]) {}
+  constructor(
+    private readonly tokens: Token[],
+    private readonly work: Work,
+  ) {}
 
   parse(): Value {
     const v = this.expr();
@@ -328,7 +409,7 @@ class Parser {
       const sign = this.isOp('+') ? 1 : -1;
       this.pos++;
       this.operated = true;
-      v = add(v, this.term(), sign);
+      v = add(v, this.term(), sign, this.work);
     }
     this.depth--;
     return v;
@@ -350,11 +431,12 @@ class Parser {
         this.pos++;
         this.operated = true;
         const rhs = this.unary();
-        v = op === '*' ? multiply(v, rhs) : op === '/' ? divide(v, rhs) : modulo(v, rhs);
+        v =
+          op === '*' ? multiply(v, rhs, this.work) : op === '/' ? divide(v, rhs, this.work) : modulo(v, rhs, this.work);
       } else if (this.isOp('(') || this.peek()?.t === 'id') {
         // implicit multiplication: 2pi, 3(4+5), (1+2)(3+4)
         this.operated = true;
-        v = multiply(v, this.unary());
+        v = multiply(v, this.unary(), this.work);
       } else {
         return v;
       }
@@ -369,7 +451,9 @@ class Parser {
       const v = this.unary();
       this.depth--;
       if (!negative) return v;
-      return v.int ? int(-v.v) : float(-v.v);
+      if (!v.int) return float(-v.v);
+      this.work.charge(limbs(v.bits) + STEP);
+      return int(-v.v);
     }
     return this.power();
   }
@@ -382,7 +466,7 @@ class Parser {
       this.enter();
       const exponent = this.unary();
       this.depth--;
-      return power(base, exponent);
+      return power(base, exponent, this.work);
     }
     return base;
   }
@@ -393,11 +477,11 @@ class Parser {
       if (this.isOp('!')) {
         this.pos++;
         this.operated = true;
-        v = factorial(v);
+        v = factorial(v, this.work);
       } else if (this.isOp('%') && !this.startsOperand(1)) {
         this.pos++;
         this.operated = true;
-        v = divide(v, int(100n));
+        v = divide(v, int(100n), this.work);
       } else if (
         this.isOp('°') ||
         (this.peek()?.t === 'id' && DEGREE_NAMES.has((this.peek() as { name: string }).name))
@@ -448,13 +532,13 @@ class Parser {
           if (!this.isOp(')')) throw new MathError('missing )');
           this.pos++;
           this.depth--;
-          return fn(args);
+          return fn(args, this.work);
         }
         // "sqrt 16", "sin 30°"
         this.enter();
         const arg = this.postfix();
         this.depth--;
-        return fn([arg]);
+        return fn([arg], this.work);
       }
       throw new MathError(`unknown name ${t.name}`);
     }
@@ -467,15 +551,18 @@ export interface MathResult {
   raw: number;
 }
 
-/** Evaluates an expression; throws MathError when it is not one, or is out of bounds. */
-export function evaluate(expr: string): MathResult & { operated: boolean } {
+/**
+ * Evaluates an expression; throws MathError when it is not one, or is out of bounds. `work` counts
+ * what it spends (a fresh one with the usual limit by default).
+ */
+export function evaluate(expr: string, work = new Work()): MathResult & { operated: boolean } {
   const tokens = tokenize(expr);
   if (tokens === null) throw new MathError('not an expression');
-  return evaluateTokens(tokens);
+  return evaluateTokens(tokens, work);
 }
 
-function evaluateTokens(tokens: Token[]): MathResult & { operated: boolean } {
-  const parser = new Parser(tokens);
+function evaluateTokens(tokens: Token[], work = new Work()): MathResult & { operated: boolean } {
+  const parser = new Parser(tokens, work);
   const value = parser.parse();
   if (value.int) {
     const raw = Number(value.v);

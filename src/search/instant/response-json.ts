@@ -4,9 +4,9 @@ import { payloadUnitsJson } from './units.js';
 /*
  * The JSON text of an instant response, the same text JSON.stringify writes. A unit answer lists
  * every unit of its category (fourteen lengths, with factors like 1e-9 and 9460730472580800):
- * writing those numbers was most of the cost of the answer's JSON (JSON.stringify: 4.7 µs for
- * "17 km in miles", 1.5 µs here), and the list is the same for every answer of its category, so
- * its JSON is written once (units.ts) and put in place of a stand-in.
+ * writing those numbers was most of the cost of the answer's JSON, and the list is the same for
+ * every answer of its category, so its JSON is written once (units.ts) and put in place of a
+ * stand-in.
  */
 
 /**

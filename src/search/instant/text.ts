@@ -5,12 +5,6 @@
  */
 
 /**
- * Already normal: printable ASCII without capitals, single spaces between words, not ending in
- * `?`, `!` or `.` (most queries; the replaces below would cost more than the rest of many answers).
- */
-const ALREADY_NORMAL = /^(?:[\x21-\x40\x5b-\x7e]+ )*[\x21-\x40\x5b-\x7e]*[\x22-\x2d\x2f-\x3e\x40\x5b-\x7e]$/;
-
-/**
  * A plain lowercase word: already in the form the name normalisers of the unit and currency
  * handlers give (the usual case, which skips their replaces).
  */
@@ -18,11 +12,6 @@ export const PLAIN_WORD = /^[a-z]+$/;
 
 /** Lowercased, typographic quotes straightened, whitespace collapsed, trailing `?`, `!` and `.` dropped. */
 export function normalise(q: string): string {
-  return ALREADY_NORMAL.test(q) ? q : normaliseFully(q);
-}
-
-/** normalise() without the shortcut for a query already normal (exported for the test that they agree). */
-export function normaliseFully(q: string): string {
   return q
     .toLowerCase()
     .replace(/[\u2018\u2019\u02bc]/g, "'")
@@ -90,37 +79,12 @@ export function groupDigits(plain: string): string {
   const negative = plain.startsWith('-');
   const body = negative ? plain.slice(1) : plain;
   const [int = '', frac] = body.split('.');
-  return (negative ? '-' : '') + groupedInteger(int) + (frac ? `.${frac}` : '');
+  return (negative ? '-' : '') + int.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (frac ? `.${frac}` : '');
 }
 
-/**
- * A comma before every third digit from the right of a string of ASCII digits, as
- * groupDigitsByRegExp writes it; any other string goes through that expression. Every math, unit
- * and currency answer groups digits: the loop costs a fifth of the lookahead's replace.
- */
-function groupedInteger(int: string): string {
-  if (!isAsciiDigits(int)) return groupDigitsByRegExp(int);
-  const n = int.length;
-  if (n <= 3) return int;
-  let first = n % 3 || 3;
-  let out = int.slice(0, first);
-  for (; first < n; first += 3) out += `,${int.slice(first, first + 3)}`;
-  return out;
-}
-
-/** One or more ASCII digits and nothing else (/^\d+$/). */
+/** One or more ASCII digits and nothing else. */
 export function isAsciiDigits(s: string): boolean {
-  if (s.length === 0) return false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 48 || c > 57) return false;
-  }
-  return true;
-}
-
-/** The expression groupedInteger stands for (exported for the test that they agree). */
-export function groupDigitsByRegExp(int: string): string {
-  return int.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return /^[0-9]+$/.test(s);
 }
 
 /** A plain (non-exponent) decimal string of `x` rounded to `sig` significant digits, trailing zeros dropped. */
@@ -202,8 +166,8 @@ function asciiAtEnd(phrases: Iterable<string>, end: 'first' | 'last'): Uint8Arra
  * The tests and matchers below refuse at once a query whose first (or last) character is an ASCII one
  * that no phrase starts (or ends) with: the expression could not match it. Over twenty handlers try one or
  * two of them on each query that reaches them, and most queries start with a digit or end with one
- * ("17 * 7 + 3", "md5 hello 17"), which no phrase does; a character is read in a few nanoseconds, a
- * failing expression costs about a hundred. Other characters (and an empty query) go to the expression.
+ * ("17 * 7 + 3", "md5 hello 17"), which no phrase does. Other characters (and an empty query) go to
+ * the expression.
  */
 
 /**

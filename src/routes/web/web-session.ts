@@ -2,7 +2,7 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import fastifySession from '@fastify/session';
 import type { FastifyInstance } from 'fastify';
-import { resolveSecretKey } from '../config/secret-key.js';
+import { resolveSecretKey } from '../../config/secret-key.js';
 import { PgSessionStore } from './session-store.js';
 
 declare module 'fastify' {

@@ -1,7 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../config/index.js';
-import type { SessionUser } from './types.js';
-import { findUserById } from './users.js';
+import type { Config } from '../../config/index.js';
+import type { SessionUser } from '../../auth/types.js';
+import { findUserById } from '../../auth/users.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The signed-in user on web pages guarded by requireUser. */
+    user?: SessionUser;
+  }
+}
 
 /*
  * Web pages: who is signed in. Use `requireUser` as a route's preHandler;
