@@ -28,6 +28,7 @@ import { prepareZoneTables } from './search/instant/worldclock.js';
 import { prepareKeywordSets } from './search/cards/text.js';
 import { providersPlugin } from './providers/plugin.js';
 import { apiRoutes } from './routes/api/index.js';
+import { searxngRoutes } from './routes/searxng/index.js';
 import { corsOptions } from './routes/cors.js';
 import { healthRoutes } from './routes/health.js';
 import { statusPage } from './routes/status-page.js';
@@ -223,6 +224,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(apiRoutes, { prefix: '/api/v1' });
   // MCP for agents: the same keys, limits and usage as /api/v1/ (each tool call is its REST request).
   await app.register(mcpRoutes);
+  // SearXNG's JSON API for the tools that speak it: the same gate (routes/searxng/).
+  await app.register(searxngRoutes);
   // The web pages, in their own context: only they pay for security headers, cookies, sessions and CSRF.
   await app.register(async (web) => {
     await web.register(fastifyHelmet, PAGE_SECURITY_HEADERS);

@@ -34,8 +34,19 @@ function mayNameSecret(url: string, from: number): boolean {
   return false;
 }
 
-/** Replaces the values of secret-bearing query parameters with `[redacted]`. */
-export function redactUrl(url: string): string {
+/** The SearXNG-compatible API's base URL carries the key in the segment after this. */
+const KEY_PATH = '/searxng/';
+
+/**
+ * Replaces the values of secret-bearing query parameters, and the key of a `/searxng/<key>/` base
+ * URL, with `[redacted]`.
+ */
+export function redactUrl(raw: string): string {
+  let url = raw;
+  if (url.startsWith(KEY_PATH)) {
+    const end = url.slice(KEY_PATH.length).search(/[/?#]/);
+    url = `${KEY_PATH}[redacted]${end < 0 ? '' : url.slice(KEY_PATH.length + end)}`;
+  }
   const q = url.indexOf('?');
   if (q < 0 || !mayNameSecret(url, q + 1)) return url;
   const query = url

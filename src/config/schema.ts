@@ -236,6 +236,8 @@ export const envSchema = z.object({
   API_THROTTLE_BURST: rate('60/min'),
   API_THROTTLE_SUSTAINED: rate('5000/day'),
   API_MONTHLY_QUOTA: int(0, 0, 2_000_000_000),
+  // SearXNG-compatible API: the key may be the base URL's last segment (/searxng/<key>/search).
+  SEARXNG_KEY_IN_URL_ENABLED: bool(true),
 
   // Upstream HTTP
   PROVIDER_TIMEOUT_MS: int(0, 0, 120000),

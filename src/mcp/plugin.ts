@@ -7,7 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { presentedKey } from '../auth/api-key-auth.js';
 import { PROJECT_ROOT } from '../project-root.js';
 import { renderError } from './render.js';
-import { buildTool, queryOf, TOOL_DEFINITIONS, type Tool } from './tools.js';
+import { buildTool, firstResults, prepareCall, queryOf, TOOL_DEFINITIONS, type Tool } from './tools.js';
 
 /*
  * MCP over Streamable HTTP at POST /mcp, stateless:
@@ -45,6 +45,10 @@ const INSTRUCTIONS =
   "geocoding, translation, instant answers and knowledge cards. Each tool call counts toward the API key's " +
   'rate limits and monthly searches like the REST request it wraps. When a tool reports failed providers, ' +
   'the results are incomplete or missing: say so rather than concluding nothing exists.';
+
+const HOW_TO_SEND_THE_KEY =
+  'Send a Sift API key in the request headers: "Authorization: Api-Key svc_sk_…" (or "Bearer svc_sk_…", or "X-Api-Key: svc_sk_…"). ' +
+  'Keys are issued by the Sift instance (its /settings/keys page); this server does not use OAuth.';
 
 /** Headers the transport reads; nothing else of the client's request reaches the SDK. */
 const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
@@ -104,17 +108,39 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   // Protocol messages are authenticated, neither limited nor counted; each tool call is limited and
   // counted as the REST request it runs.
   app.apiGate.guard(app, { limited: false });
+  // A 401 says how to send the key: an MCP client must not read it as the start of an OAuth flow.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (reply.statusCode !== 401 || typeof payload !== 'string') return done(null, payload);
+    let detail = '';
+    try {
+      detail = String((JSON.parse(payload) as { detail?: unknown }).detail ?? '');
+    } catch {
+      /* not the gate's JSON: as is */
+      return done(null, payload);
+    }
+    const message = `${detail} ${HOW_TO_SEND_THE_KEY}`;
+    done(null, JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message }, id: null, detail: message }));
+  });
   // The transport reads the body itself: JSON-RPC parse errors and 415 in MCP's own form.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
   /** Runs the tool's REST request as the caller and turns its answer into a tool result. */
-  async function callTool(request: FastifyRequest, tool: Tool, args: Json): Promise<CallToolResult> {
+  async function callTool(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    tool: Tool,
+    given: Json,
+  ): Promise<CallToolResult> {
+    const prepared = prepareCall(tool, given);
+    if (!prepared.ok) {
+      return { isError: true, content: [{ type: 'text', text: renderError(400, prepared.errors, undefined) }] };
+    }
     const key = presentedKey(request.headers) ?? '';
     const userAgent = request.headers['user-agent'];
     const res = await app.inject({
       method: 'GET',
-      url: tool.definition.path + queryOf(tool, args),
+      url: tool.definition.path + queryOf(tool, prepared.args),
       headers: {
         authorization: `Api-Key ${key}`,
         'x-request-id': request.id,
@@ -128,10 +154,22 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
     } catch {
       body = { detail: res.body };
     }
+    // The REST answer's rate-limit state, on the tool result and on the /mcp answer.
+    const rate: Json = {};
+    for (const name of ['ratelimit', 'ratelimit-policy']) {
+      const value = res.headers[name];
+      if (typeof value === 'string') {
+        rate[`sift/${name}`] = value;
+        reply.header(name, value);
+      }
+    }
+    const meta = Object.keys(rate).length > 0 ? { _meta: rate } : {};
     if (res.statusCode === 200 && body !== null && typeof body === 'object' && !Array.isArray(body)) {
+      const shown = firstResults(body as Json, prepared.count);
       return {
-        content: [{ type: 'text', text: tool.definition.render(body as Json) }],
-        structuredContent: body as Json,
+        content: [{ type: 'text', text: tool.definition.render(shown) }],
+        structuredContent: shown,
+        ...meta,
       };
     }
     const retryAfter = res.headers['retry-after'];
@@ -143,10 +181,14 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
           text: renderError(res.statusCode, body, typeof retryAfter === 'string' ? retryAfter : undefined),
         },
       ],
+      ...meta,
     };
   }
 
-  async function createServer(request: FastifyRequest): Promise<{ server: Server; transport: Transport }> {
+  async function createServer(
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<{ server: Server; transport: Transport }> {
     const {
       Server,
       WebStandardStreamableHTTPServerTransport,
@@ -166,7 +208,7 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
     server.setRequestHandler(CallToolRequestSchema, async (call) => {
       const tool = tools.get(call.params.name);
       if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name}`);
-      return callTool(request, tool, (call.params.arguments ?? {}) as Json);
+      return callTool(request, reply, tool, (call.params.arguments ?? {}) as Json);
     });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -176,7 +218,7 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   }
 
   app.post('/mcp', async (request: FastifyRequest, reply: FastifyReply) => {
-    const { server, transport } = await createServer(request);
+    const { server, transport } = await createServer(request, reply);
     await server.connect(transport);
     try {
       const headers = new Headers();

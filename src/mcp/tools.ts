@@ -4,7 +4,8 @@ import { statusResponseSchema } from '../routes/api/status.js';
 import { cardsQuerySchema } from '../search/cards/index.js';
 import { mapsQuerySchema } from '../search/maps.js';
 import { imagesQuerySchema } from '../search/media.js';
-import { suggestQuerySchema, webQuerySchema } from '../search/params.js';
+import { ENGINE_SLUGS, PAGE_MAX, suggestQuerySchema, webQuerySchema } from '../search/params.js';
+import { engineNamed } from '../routes/searxng/engines.js';
 import {
   cardsResponseSchema,
   imagesResponseSchema,
@@ -208,8 +209,12 @@ export function buildTool(definition: ToolDefinition): Tool {
   const all = (input.properties ?? {}) as Json;
   const names = (definition.only ?? Object.keys(all)).filter((n) => n in all);
   const properties = Object.fromEntries(names.map((n) => [n, all[n]]));
-  const required = definition.required ? [...definition.required] : requiredFields(definition.fields);
+  // `q` may come as `query` (aliasesOf): the endpoint says when neither is given.
+  const required = (definition.required ? [...definition.required] : requiredFields(definition.fields)).filter(
+    (field) => !(field === 'q' && names.includes('q')),
+  );
   const output = jsonSchema(definition.response, 'output');
+  Object.assign(properties, aliasesOf({ definition, properties: names }));
   return {
     definition,
     properties: names,
@@ -247,4 +252,196 @@ export function queryOf(tool: Tool, args: Json): string {
   }
   const text = query.toString();
   return text ? `?${text}` : '';
+}
+
+/*
+ * The names agents already call these fields by (Brave's and SearXNG's MCP servers): `query`,
+ * `count`, `offset`, `engines` with engine names, `freshness` and `time_range`, `safesearch`,
+ * `language`, `pageno`. Each is turned into the endpoint's own field before the call; a value the
+ * endpoint would silently ignore (a `date` of "century") is refused here, naming the field.
+ */
+
+/** Another name of a field, with how its value becomes the field's, or an error message. */
+type Converted = { value: string } | { error: string };
+
+interface Alias {
+  name: string;
+  field: string;
+  description: string;
+  convert(value: unknown): Converted;
+}
+
+const text = (value: unknown): string =>
+  Array.isArray(value) ? value.map(String).join(',') : typeof value === 'string' ? value.trim() : String(value);
+
+const integerIn = (min: number, max: number) => (value: unknown) => {
+  const s = text(value);
+  const n = /^\d+$/.test(s) ? Number(s) : Number.NaN;
+  return Number.isInteger(n) && n >= min && n <= max;
+};
+
+const DATES: Readonly<Record<string, string>> = {
+  '': '',
+  all: '',
+  any: '',
+  none: '',
+  d: 'd',
+  w: 'w',
+  m: 'm',
+  y: 'y',
+  day: 'd',
+  week: 'w',
+  month: 'm',
+  year: 'y',
+  pd: 'd',
+  pw: 'w',
+  pm: 'm',
+  py: 'y',
+};
+const DATE_MESSAGE = 'Must be one of day, week, month, year (also d, w, m, y or pd, pw, pm, py).';
+const dateOf = (value: unknown): Converted => {
+  const d = DATES[text(value).toLowerCase()];
+  return d === undefined ? { error: DATE_MESSAGE } : { value: d };
+};
+
+const SAFE: Readonly<Record<string, string>> = {
+  '0': 'off',
+  off: 'off',
+  false: 'off',
+  no: 'off',
+  '1': 'on',
+  '2': 'on',
+  moderate: 'on',
+  strict: 'on',
+  on: 'on',
+  true: 'on',
+  yes: 'on',
+};
+
+/** Engine names (brave, mojeek…) as the endpoints' slugs; other values are left for the endpoint to judge. */
+function engineSlugs(value: unknown): string {
+  return text(value)
+    .split(/[,\s]+/)
+    .filter(Boolean)
+    .map((name) => {
+      const named = engineNamed(name);
+      return named && ENGINE_SLUGS.includes(named.engine.slug) ? named.engine.slug : name;
+    })
+    .join(',');
+}
+
+const COUNT_MAX = 50;
+const PAGE_INDEX_MAX = PAGE_MAX - 1;
+
+const ALIASES: readonly Alias[] = [
+  { name: 'query', field: 'q', description: 'The same as `q`.', convert: (v) => ({ value: text(v) }) },
+  {
+    name: 'engines',
+    field: 'engine',
+    description: 'The same as `engine`; engine names (brave, mojeek, marginalia, staan) are accepted too.',
+    convert: (v) => ({ value: engineSlugs(v) }),
+  },
+  {
+    name: 'offset',
+    field: 'page',
+    description: `Page index from 0 (Brave's \`offset\`): 0 is page 1, at most ${PAGE_INDEX_MAX}.`,
+    convert: (v) =>
+      integerIn(0, PAGE_INDEX_MAX)(v)
+        ? { value: String(Number(text(v)) + 1) }
+        : { error: `Must be an integer between 0 and ${PAGE_INDEX_MAX}.` },
+  },
+  { name: 'pageno', field: 'page', description: 'The same as `page`.', convert: (v) => ({ value: text(v) }) },
+  {
+    name: 'freshness',
+    field: 'date',
+    description: "Brave's freshness: pd, pw, pm, py (past day, week, month, year).",
+    convert: dateOf,
+  },
+  {
+    name: 'time_range',
+    field: 'date',
+    description: "SearXNG's time range: day, week, month, year.",
+    convert: dateOf,
+  },
+  {
+    name: 'safesearch',
+    field: 'safe',
+    description: 'off, moderate or strict (or 0, 1, 2): anything but off filters.',
+    convert: (v) => {
+      const safe = SAFE[text(v).toLowerCase()];
+      return safe === undefined ? { error: 'Must be off, moderate or strict (or 0, 1, 2).' } : { value: safe };
+    },
+  },
+  { name: 'language', field: 'lang', description: 'The same as `lang`.', convert: (v) => ({ value: text(v) }) },
+  { name: 'search_lang', field: 'lang', description: 'The same as `lang`.', convert: (v) => ({ value: text(v) }) },
+  {
+    name: 'count',
+    field: 'limit',
+    description: `Places to return, 1 to ${COUNT_MAX}: the same as \`limit\`.`,
+    convert: (v) =>
+      integerIn(1, COUNT_MAX)(v) ? { value: text(v) } : { error: `Must be an integer between 1 and ${COUNT_MAX}.` },
+  },
+];
+
+/** The tools whose answer is a `results` list: `count` keeps its first results. */
+const COUNTED = new Set(['web_search', 'image_search', 'news_search', 'video_search']);
+
+/** The aliases a tool accepts, as they are listed in its input schema. */
+export function aliasesOf(tool: Pick<Tool, 'definition' | 'properties'>): Record<string, Json> {
+  const listed: Record<string, Json> = {};
+  for (const alias of ALIASES) {
+    if (tool.properties.includes(alias.field)) listed[alias.name] = { type: 'string', description: alias.description };
+  }
+  if (COUNTED.has(tool.definition.name)) {
+    listed.count = {
+      type: 'integer',
+      minimum: 1,
+      maximum: COUNT_MAX,
+      description: 'Results to return (the first ones).',
+    };
+  }
+  return listed;
+}
+
+export type PreparedCall =
+  | { ok: true; args: Json; count: number | null }
+  | { ok: false; errors: Record<string, string> };
+
+/**
+ * A call's arguments in the endpoint's own names. A field given under its own name wins over an
+ * alias; an alias with a value it cannot take is an error naming the alias, as is a `date` the
+ * endpoint would ignore.
+ */
+export function prepareCall(tool: Tool, args: Json): PreparedCall {
+  const out: Json = { ...args };
+  const errors: Record<string, string> = {};
+  for (const alias of ALIASES) {
+    const value = args[alias.name];
+    if (value === undefined || value === null || !tool.properties.includes(alias.field)) continue;
+    if (alias.name === 'count' && COUNTED.has(tool.definition.name)) continue;
+    delete out[alias.name];
+    const converted = alias.convert(value);
+    if ('error' in converted) errors[alias.name] = converted.error;
+    else if (out[alias.field] === undefined || out[alias.field] === null) out[alias.field] = converted.value;
+  }
+  if (tool.properties.includes('date') && out.date !== undefined && out.date !== null) {
+    const date = dateOf(out.date);
+    if ('error' in date) errors.date = date.error;
+    else out.date = date.value;
+  }
+  if (tool.properties.includes('engine') && out.engine !== undefined && out.engine !== null) {
+    out.engine = engineSlugs(out.engine);
+  }
+  let count: number | null = null;
+  if (COUNTED.has(tool.definition.name) && args.count !== undefined && args.count !== null) {
+    if (integerIn(1, COUNT_MAX)(args.count)) count = Number(text(args.count));
+    else errors.count = `Must be an integer between 1 and ${COUNT_MAX}.`;
+  }
+  return Object.keys(errors).length > 0 ? { ok: false, errors } : { ok: true, args: out, count };
+}
+
+/** A 200 body with its first `count` results only. */
+export function firstResults(body: Json, count: number | null): Json {
+  if (count === null || !Array.isArray(body.results)) return body;
+  return { ...body, results: body.results.slice(0, count) };
 }

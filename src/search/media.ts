@@ -94,6 +94,12 @@ export interface Blended<R> {
   unresponsive: Unresponsive[];
 }
 
+/** Each provider's answer, in blend order (the SearXNG-compatible API names the provider of each result). */
+export interface GatheredMedia<R> {
+  lists: { provider: ProviderSlug; results: R[] }[];
+  unresponsive: Unresponsive[];
+}
+
 /** Asks the configured providers of the scope at once and interleaves their answers. */
 export async function blendMedia<T extends MediaTab>(
   deps: SearchDeps,
@@ -101,6 +107,19 @@ export async function blendMedia<T extends MediaTab>(
   query: MediaQuery,
   engine: readonly EngineSlug[],
 ): Promise<SearchOutcome<Blended<MediaResultOf[T]>>> {
+  const gathered = await gatherMedia(deps, tab, query, engine);
+  if (gathered.status !== 200) return gathered;
+  const { lists, unresponsive } = gathered.body;
+  return { status: 200, body: { results: interleave(lists.map((l) => l.results)), unresponsive } };
+}
+
+/** Asks the configured providers of the scope at once; their non-empty lists in blend order. */
+export async function gatherMedia<T extends MediaTab>(
+  deps: SearchDeps,
+  tab: T,
+  query: MediaQuery,
+  engine: readonly EngineSlug[],
+): Promise<SearchOutcome<GatheredMedia<MediaResultOf[T]>>> {
   const providers: MediaProvider<MediaResultOf[T]>[] = PROVIDERS[tab];
   const scope = providers.filter((p) => !p.engine || engine.includes(p.slug));
   // A configured provider that sits this query out (Brave past its last page) still counts as configured.
@@ -118,10 +137,10 @@ export async function blendMedia<T extends MediaTab>(
     if (call) tasks.push(call);
   }
   const outcomes = await deps.upstream.gather(tasks);
-  const lists: MediaResultOf[T][][] = [];
-  for (const o of outcomes) if (o.ok && o.value.length > 0) lists.push(o.value);
+  const lists: GatheredMedia<MediaResultOf[T]>['lists'] = [];
+  for (const o of outcomes) if (o.ok && o.value.length > 0) lists.push({ provider: o.provider, results: o.value });
   if (tasks.length > 0 && !outcomes.some((o) => o.ok)) return noAnswer(outcomes);
-  return { status: 200, body: { results: interleave(lists), unresponsive: unresponsiveOf(outcomes) } };
+  return { status: 200, body: { lists, unresponsive: unresponsiveOf(outcomes) } };
 }
 
 /** Query string of GET /api/v1/images/ (no date: no image provider filters by date). */

@@ -33,15 +33,25 @@ export interface WebResult extends EngineResult {
 
 export const SOURCE_LABEL_SEPARATOR = ' · ';
 
-interface Entry {
+/** One merged result with what fusion knew of it (the SearXNG-compatible API shows the engines and ranks). */
+export interface RankedResult {
   result: EngineResult;
+  /** The summed reciprocal-rank contributions. */
   score: number;
+  /** The engines that returned it, in engine order. */
   engines: EngineSlug[];
+  /** Its 0-based rank in each of those engines' lists, in the same order. */
+  ranks: number[];
+}
+
+interface Entry extends RankedResult {
   order: number;
 }
 
-/** Merges per-engine lists; `lists` must be in slug order. */
-export function mergeResults(lists: readonly { engine: EngineSlug; results: readonly EngineResult[] }[]): WebResult[] {
+/** Fuses per-engine lists, best first; `lists` must be in slug order. */
+export function rankResults(
+  lists: readonly { engine: EngineSlug; results: readonly EngineResult[] }[],
+): RankedResult[] {
   const byUrl = new Map<string, Entry>();
   const entries: Entry[] = [];
   for (const { engine, results } of lists) {
@@ -52,16 +62,24 @@ export function mergeResults(lists: readonly { engine: EngineSlug; results: read
       const existing = byUrl.get(key);
       if (existing) {
         existing.score += contribution;
-        if (!existing.engines.includes(engine)) existing.engines.push(engine);
+        if (!existing.engines.includes(engine)) {
+          existing.engines.push(engine);
+          existing.ranks.push(rank);
+        }
         continue;
       }
-      const entry: Entry = { result, score: contribution, engines: [engine], order: entries.length };
+      const entry: Entry = { result, score: contribution, engines: [engine], ranks: [rank], order: entries.length };
       byUrl.set(key, entry);
       entries.push(entry);
     }
   }
   entries.sort((a, b) => b.score - a.score || a.order - b.order);
-  return entries.map(({ result, engines }) => ({
+  return entries;
+}
+
+/** Merges per-engine lists; `lists` must be in slug order. */
+export function mergeResults(lists: readonly { engine: EngineSlug; results: readonly EngineResult[] }[]): WebResult[] {
+  return rankResults(lists).map(({ result, engines }) => ({
     title: result.title,
     url: result.url,
     description: result.description,

@@ -59,7 +59,17 @@ function sliceBytes(slice: EngineSlice): number {
   return n;
 }
 
-export async function searchWeb(deps: SearchDeps, params: WebParams): Promise<SearchOutcome<WebResponse>> {
+/** What the engines in scope answered for a query, before merging. */
+export interface GatheredWeb {
+  query: WebQuery;
+  /** The non-empty result lists, in slug order (what `mergeResults` and `rankResults` take). */
+  lists: { engine: EngineSlug; results: EngineSlice['results'] }[];
+  correction: string;
+  unresponsive: Unresponsive[];
+}
+
+/** Asks the engines in scope at once (the web endpoint merges their lists; so does the SearXNG-compatible API). */
+export async function gatherWeb(deps: SearchDeps, params: WebParams): Promise<SearchOutcome<GatheredWeb>> {
   const query: WebQuery = { q: params.q, page: params.page, safe: params.safe, lang: params.lang, date: params.date };
   const scope = params.engine.filter((e) => WEB_ENGINES.has(e));
   // A configured engine that sits this query out (Staan past page 4) still counts as configured.
@@ -85,7 +95,7 @@ export async function searchWeb(deps: SearchDeps, params: WebParams): Promise<Se
   });
   const outcomes = await deps.upstream.gather(tasks);
 
-  const lists: { engine: EngineSlug; results: EngineSlice['results'] }[] = [];
+  const lists: GatheredWeb['lists'] = [];
   let correction = '';
   for (const outcome of outcomes) {
     if (!outcome.ok) continue;
@@ -95,6 +105,13 @@ export async function searchWeb(deps: SearchDeps, params: WebParams): Promise<Se
   }
   if (asked.length > 0 && !outcomes.some((o) => o.ok)) return noAnswer(outcomes);
 
+  return { status: 200, body: { query, lists, correction, unresponsive: unresponsiveOf(outcomes) } };
+}
+
+export async function searchWeb(deps: SearchDeps, params: WebParams): Promise<SearchOutcome<WebResponse>> {
+  const gathered = await gatherWeb(deps, params);
+  if (gathered.status !== 200) return gathered;
+  const { query, lists, correction, unresponsive } = gathered.body;
   return {
     status: 200,
     body: {
@@ -104,7 +121,7 @@ export async function searchWeb(deps: SearchDeps, params: WebParams): Promise<Se
       engine: params.engine,
       correction,
       results: mergeResults(lists),
-      unresponsive: unresponsiveOf(outcomes),
+      unresponsive,
     },
   };
 }

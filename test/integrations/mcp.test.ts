@@ -100,13 +100,30 @@ describe('MCP: connecting', () => {
       'provider_status',
     ]);
     const web = tools.find((tool) => tool.name === 'web_search')!;
-    expect(web.inputSchema.required).toEqual(['q']);
-    expect(Object.keys(web.inputSchema.properties ?? {})).toEqual(['q', 'engine', 'safe', 'lang', 'page', 'date']);
+    // `q` may come as `query`: the endpoint says when neither is given.
+    expect(web.inputSchema.required).toBeUndefined();
+    expect(Object.keys(web.inputSchema.properties ?? {})).toEqual([
+      'q',
+      'engine',
+      'safe',
+      'lang',
+      'page',
+      'date',
+      ...['query', 'engines', 'offset', 'pageno', 'freshness', 'time_range', 'safesearch', 'language', 'search_lang'],
+      'count',
+    ]);
     expect(web.outputSchema?.type).toBe('object');
     expect(web.annotations?.readOnlyHint).toBe(true);
     const reverse = tools.find((tool) => tool.name === 'reverse_geocode')!;
     expect(reverse.inputSchema.required).toEqual(['lat', 'lon']);
-    expect(Object.keys(reverse.inputSchema.properties ?? {})).toEqual(['lat', 'lon', 'label', 'lang']);
+    expect(Object.keys(reverse.inputSchema.properties ?? {})).toEqual([
+      'lat',
+      'lon',
+      'label',
+      'lang',
+      'language',
+      'search_lang',
+    ]);
     const translate = tools.find((tool) => tool.name === 'translate')!;
     expect(translate.inputSchema.required).toEqual(['target']);
     await client.close();
@@ -123,7 +140,7 @@ describe('MCP: connecting', () => {
     }
   });
 
-  it('refuses a request without a key, a bad key and a disabled account exactly like /api/v1/', async () => {
+  it("refuses a request without a key, a bad key and a disabled account with /api/v1/'s statuses", async () => {
     const init = {
       jsonrpc: '2.0',
       id: 1,
@@ -139,11 +156,19 @@ describe('MCP: connecting', () => {
     const none = await post({});
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toBe('Api-Key');
-    expect(await none.json()).toEqual({ detail: 'Authentication credentials were not provided.' });
+    // The 401 says how to send the key, so that a client does not take it for an OAuth challenge.
+    const howTo = 'Send a Sift API key in the request headers: "Authorization: Api-Key svc_sk_…"';
+    const noneBody = (await none.json()) as { detail: string; error: { message: string } };
+    expect(noneBody.detail).toMatch(/^Authentication credentials were not provided\. /);
+    expect(noneBody.detail).toContain(howTo);
+    expect(noneBody.detail).toContain('this server does not use OAuth');
+    expect(noneBody.error.message).toBe(noneBody.detail);
 
     const bad = await post({ authorization: 'Bearer svc_sk_nope.nope' });
     expect(bad.status).toBe(401);
-    expect(await bad.json()).toEqual({ detail: 'Invalid or revoked API key.' });
+    const badBody = (await bad.json()) as { detail: string };
+    expect(badBody.detail).toMatch(/^Invalid or revoked API key\. /);
+    expect(badBody.detail).toContain(howTo);
 
     const other = await createUser(db.pool, { username: 'disabled-agent' });
     const otherKey = (await issueApiKey(db.pool, other.id)).key;

@@ -17,16 +17,28 @@ export const instantQuerySchema = z.object({ q: qSchema, lang: langSchema });
  * section 3): always 200 `{query, answer}` for a valid q. Counts one search,
  * before the answer is looked for.
  */
+const depsOfApp = new WeakMap<object, InstantDeps>();
+
+/** The instant answers' services of an app, made once: REST and the SearXNG-compatible API share one rates store. */
+export function instantDepsOf(app: FastifyInstance): InstantDeps {
+  let deps = depsOfApp.get(app.upstream);
+  if (!deps) {
+    // A disabled feed (DISABLED_PROVIDERS=currency) is unconfigured everywhere: no currency answers at all.
+    const rates: RatesStore = app.providers.isConfigured('currency')
+      ? createRatesStore({
+          pool: app.pool,
+          fetchLatest: () => app.upstream.call(latestRatesCall(app.config)),
+          log: app.log,
+        })
+      : { current: async () => null, reset() {} };
+    deps = { config: app.config, upstream: app.upstream, rates, log: app.log };
+    depsOfApp.set(app.upstream, deps);
+  }
+  return deps;
+}
+
 export async function instantRoute(app: FastifyInstance): Promise<void> {
-  // A disabled feed (DISABLED_PROVIDERS=currency) is unconfigured everywhere: no currency answers at all.
-  const rates: RatesStore = app.providers.isConfigured('currency')
-    ? createRatesStore({
-        pool: app.pool,
-        fetchLatest: () => app.upstream.call(latestRatesCall(app.config)),
-        log: app.log,
-      })
-    : { current: async () => null, reset() {} };
-  const deps: InstantDeps = { config: app.config, upstream: app.upstream, rates, log: app.log };
+  const deps = instantDepsOf(app);
   registerSearchRoute(app, {
     path: '/instant/',
     schema: instantQuerySchema,

@@ -1,0 +1,199 @@
+import type { ProviderSlug } from '../../providers/types.js';
+
+/*
+ * Sift's providers under the engine names SearXNG gives them (its settings.yml), and SearXNG's
+ * categories as Sift's searches: general -> web, images, news, videos, map -> maps. A category
+ * SearXNG has and Sift does not (music, it, science...) is ignored, as SearXNG ignores an unknown
+ * one; so is an engine name Sift does not have.
+ */
+
+export type Category = 'general' | 'images' | 'news' | 'videos' | 'map';
+
+/** In the order /config lists them and results are blended. */
+export const CATEGORIES: readonly Category[] = ['general', 'images', 'news', 'videos', 'map'];
+
+export interface Engine {
+  /** The engine's SearXNG name. */
+  name: string;
+  slug: ProviderSlug;
+  /** The categories it searches in ('general' for the card providers: they answer as infoboxes). */
+  categories: readonly Category[];
+  shortcut: string;
+  paging: boolean;
+  safesearch: boolean;
+  timeRange: boolean;
+  languages: boolean;
+}
+
+export const ENGINES: readonly Engine[] = [
+  {
+    name: 'brave',
+    slug: 'provider_01',
+    categories: ['general', 'images', 'news', 'videos'],
+    shortcut: 'br',
+    paging: true,
+    safesearch: true,
+    timeRange: true,
+    languages: true,
+  },
+  {
+    name: 'mojeek',
+    slug: 'provider_02',
+    categories: ['general'],
+    shortcut: 'mjk',
+    paging: true,
+    safesearch: false,
+    timeRange: false,
+    languages: true,
+  },
+  {
+    name: 'marginalia',
+    slug: 'provider_03',
+    categories: ['general'],
+    shortcut: 'mar',
+    paging: true,
+    safesearch: true,
+    timeRange: false,
+    languages: false,
+  },
+  {
+    name: 'staan',
+    slug: 'provider_04',
+    categories: ['general'],
+    shortcut: 'sta',
+    paging: true,
+    safesearch: false,
+    timeRange: false,
+    languages: true,
+  },
+  {
+    name: 'pixabay',
+    slug: 'provider_05',
+    categories: ['images'],
+    shortcut: 'pixi',
+    paging: true,
+    safesearch: true,
+    timeRange: false,
+    languages: true,
+  },
+  {
+    name: 'sepia',
+    slug: 'provider_06',
+    categories: ['videos'],
+    shortcut: 'sep',
+    paging: true,
+    safesearch: true,
+    timeRange: true,
+    languages: true,
+  },
+  {
+    name: 'worldnews',
+    slug: 'provider_07',
+    categories: ['news'],
+    shortcut: 'wn',
+    paging: true,
+    safesearch: false,
+    timeRange: true,
+    languages: true,
+  },
+  {
+    name: 'wikipedia',
+    slug: 'provider_08',
+    categories: ['general'],
+    shortcut: 'wp',
+    paging: false,
+    safesearch: true,
+    timeRange: false,
+    languages: true,
+  },
+  {
+    name: 'wikidata',
+    slug: 'provider_09',
+    categories: ['general'],
+    shortcut: 'wd',
+    paging: false,
+    safesearch: false,
+    timeRange: false,
+    languages: true,
+  },
+  {
+    name: 'thetvdb',
+    slug: 'provider_10',
+    categories: ['general'],
+    shortcut: 'tvdb',
+    paging: false,
+    safesearch: false,
+    timeRange: false,
+    languages: true,
+  },
+  {
+    name: 'tripadvisor',
+    slug: 'provider_11',
+    categories: ['general'],
+    shortcut: 'ta',
+    paging: false,
+    safesearch: false,
+    timeRange: false,
+    languages: true,
+  },
+  {
+    name: 'stackexchange',
+    slug: 'provider_12',
+    categories: ['general'],
+    shortcut: 'st',
+    paging: false,
+    safesearch: false,
+    timeRange: false,
+    languages: true,
+  },
+  {
+    name: 'openstreetmap',
+    slug: 'provider_13',
+    categories: ['map'],
+    shortcut: 'osm',
+    paging: false,
+    safesearch: false,
+    timeRange: false,
+    languages: true,
+  },
+];
+
+const BY_SLUG = new Map<string, Engine>(ENGINES.map((e) => [e.slug, e]));
+
+/** SearXNG's other names for the same engines (its per-category Brave engines, its Sepia engine). */
+const ALIASES: Readonly<Record<string, { name: string; category?: Category }>> = {
+  'brave.images': { name: 'brave', category: 'images' },
+  'brave.news': { name: 'brave', category: 'news' },
+  'brave.videos': { name: 'brave', category: 'videos' },
+  sepiasearch: { name: 'sepia' },
+  peertube: { name: 'sepia' },
+  'stack exchange': { name: 'stackexchange' },
+  stackoverflow: { name: 'stackexchange' },
+  osm: { name: 'openstreetmap' },
+  nominatim: { name: 'openstreetmap' },
+};
+
+const BY_NAME = new Map<string, { engine: Engine; category?: Category }>();
+for (const engine of ENGINES) {
+  BY_NAME.set(engine.name, { engine });
+  BY_NAME.set(engine.slug, { engine });
+}
+for (const [alias, { name, category }] of Object.entries(ALIASES)) {
+  BY_NAME.set(alias, { engine: BY_NAME.get(name)!.engine, ...(category ? { category } : {}) });
+}
+
+/** The engine a SearXNG engine name (or a Sift slug) names, with the category an alias implies. */
+export function engineNamed(name: string): { engine: Engine; category?: Category } | undefined {
+  return BY_NAME.get(name.trim().toLowerCase());
+}
+
+/** The SearXNG name of a provider (its slug when it has none). */
+export function engineName(slug: string): string {
+  return BY_SLUG.get(slug)?.name ?? slug;
+}
+
+const CATEGORY_SET: ReadonlySet<string> = new Set(CATEGORIES);
+
+export function isCategory(name: string): name is Category {
+  return CATEGORY_SET.has(name);
+}

@@ -1,0 +1,178 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueApiKey } from '../../src/auth/api-keys.js';
+import { createUser } from '../../src/auth/users.js';
+import { monthlySearches } from '../../src/limits/usage.js';
+import { type AllFakes, startAllFakes } from '../fakes/all.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { listen } from '../helpers/server.js';
+
+/*
+ * Real SearXNG clients from npm pointed at Sift as their SearXNG instance, over HTTP on
+ * 127.0.0.1: LangChain JS `SearxngSearch` (@langchain/community), `@agentic/searxng` and the
+ * `mcp-searxng` MCP server (run as its users run it, over stdio). They live in a test package of
+ * their own (test/clients/package.json, installed by .ci/run) to keep `npm ci` lean; without it
+ * these tests are skipped, and a test named so says how to install them.
+ */
+
+const CLIENTS_DIR = path.resolve(import.meta.dirname, '../clients');
+const installed = existsSync(path.join(CLIENTS_DIR, 'node_modules', 'mcp-searxng', 'package.json'));
+const clientsRequire = createRequire(path.join(CLIENTS_DIR, 'package.json'));
+
+async function importClient<T>(specifier: string): Promise<T> {
+  return (await import(pathToFileURL(clientsRequire.resolve(specifier)).href)) as T;
+}
+
+let db: TestDatabase;
+let fakes: AllFakes;
+let t: TestApp;
+let base: string;
+let key: string;
+let userId: number;
+
+describe.runIf(!installed)('real SearXNG clients', () => {
+  it('are skipped: their packages are not installed (run `npm ci --prefix test/clients`)', () => {
+    expect(installed).toBe(false);
+  });
+});
+
+describe.runIf(installed)('real SearXNG clients against Sift', () => {
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    fakes = await startAllFakes();
+    t = await buildTestApp(db, { ...fakes.env, API_THROTTLE_BURST: '10000/min', API_THROTTLE_SUSTAINED: '100000/day' });
+    base = await listen(t.app);
+    const user = await createUser(db.pool, { username: 'clients' });
+    userId = user.id;
+    key = (await issueApiKey(db.pool, user.id)).key;
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await fakes?.close();
+    await db?.drop();
+  });
+
+  describe('LangChain JS SearxngSearch', () => {
+    interface Tool {
+      invoke(input: string): Promise<unknown>;
+    }
+    type Ctor = new (fields: {
+      apiBase: string;
+      params?: Record<string, unknown>;
+      headers?: Record<string, string>;
+    }) => Tool;
+    let SearxngSearch: Ctor;
+    beforeAll(async () => {
+      ({ SearxngSearch } = await importClient<{ SearxngSearch: Ctor }>('@langchain/community/tools/searxng_search'));
+    });
+
+    it('gets results through a base URL carrying the key (its POST with an empty JSON body)', async () => {
+      const before = await monthlySearches(db.pool, userId);
+      const tool = new SearxngSearch({ apiBase: `${base}/searxng/${key}` });
+      const text = String(await tool.invoke('jupiter langchain'));
+      const first = JSON.parse(`[${text}]`)[0] as { title: string; link: string; snippet: string };
+      expect(first.link).toMatch(/^https:\/\/shared\.example\/jupiter-langchain\//);
+      expect(first.title).toBe('jupiter langchain result 1');
+      expect(first.snippet).not.toContain('<strong>');
+      await t.app.lifecycle.flush();
+      expect(await monthlySearches(db.pool, userId)).toBe(before + 1);
+    });
+
+    it('gets the instant answer and the infobox when there are no results, with the key in a header', async () => {
+      const tool = new SearxngSearch({
+        apiBase: base,
+        params: { engines: 'wikipedia' },
+        headers: { 'X-API-Key': key },
+      });
+      expect(await tool.invoke('7 * 6')).toBe('7 * 6 = 42');
+      expect(await tool.invoke('jupiter')).toBe(
+        'Jupiter is the fifth planet from the Sun and the largest in the Solar System.',
+      );
+    });
+  });
+
+  describe('@agentic/searxng', () => {
+    interface SearxngClient {
+      search(opts: { query: string; engines?: string[]; categories?: string[] }): Promise<{
+        query: string;
+        results: { url: string; title: string; content: string; engine: string; category: string }[];
+        suggestions: string[];
+      }>;
+    }
+    type Ctor = new (opts: { apiBaseUrl: string }) => SearxngClient;
+    let SearxngClientClass: Ctor;
+    beforeAll(async () => {
+      ({ SearxngClient: SearxngClientClass } = await importClient<{ SearxngClient: Ctor }>('@agentic/searxng'));
+    });
+
+    it('gets web results of the engines it names, and image results', async () => {
+      const client = new SearxngClientClass({ apiBaseUrl: `${base}/searxng/${key}` });
+      const web = await client.search({ query: 'otters agentic', engines: ['brave', 'mojeek'] });
+      expect(web.query).toBe('otters agentic');
+      expect(web.results.length).toBeGreaterThan(0);
+      expect(new Set(web.results.map((r) => r.engine))).toEqual(new Set(['brave', 'mojeek']));
+      expect(web.results[0]).toMatchObject({ category: 'general', title: 'otters agentic result 1' });
+      expect(web.suggestions).toEqual([]);
+      const images = await client.search({ query: 'otters agentic', categories: ['images'] });
+      expect(images.results.length).toBeGreaterThan(0);
+      expect(images.results.every((r) => r.category === 'images')).toBe(true);
+    });
+  });
+
+  describe('mcp-searxng', () => {
+    let client: Client;
+    beforeAll(async () => {
+      client = new Client({ name: 'sift-test', version: '1.0.0' });
+      // Its `mcp-searxng` command, as `npx mcp-searxng` runs it.
+      const dir = path.join(CLIENTS_DIR, 'node_modules', 'mcp-searxng');
+      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+      const entry = path.join(dir, pkg.bin['mcp-searxng']!);
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [entry],
+          // HTTP Basic auth with the key as the password, as its README configures it.
+          env: { PATH: process.env.PATH ?? '', SEARXNG_URL: base, AUTH_USERNAME: 'sift', AUTH_PASSWORD: key },
+          stderr: 'ignore',
+        }),
+      );
+    });
+    afterAll(async () => {
+      await client?.close();
+    });
+
+    const text = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+
+    it('gets results, the instant answer and the infobox with HTTP Basic auth', async () => {
+      const found = (await client.callTool({
+        name: 'searxng_web_search',
+        arguments: { query: 'jupiter' },
+      })) as CallToolResult;
+      expect(found.isError).toBeFalsy();
+      expect(text(found)).toContain('https://shared.example/jupiter/1');
+      expect(text(found)).toContain('Infobox: Jupiter');
+      const answered = (await client.callTool({
+        name: 'searxng_web_search',
+        arguments: { query: '7 * 6' },
+      })) as CallToolResult;
+      expect(text(answered)).toContain('Direct answer: 7 * 6 = 42');
+    });
+
+    it('gets suggestions from /autocompleter', async () => {
+      const res = (await client.callTool({
+        name: 'searxng_search_suggestions',
+        arguments: { query: 'rus' },
+      })) as CallToolResult;
+      expect(res.isError).toBeFalsy();
+      expect(text(res)).toContain('rus meaning');
+    });
+  });
+});
