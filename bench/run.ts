@@ -1,6 +1,6 @@
 /*
  * `npm run bench`: Sift measured against floors built from the same parts, in
- * one run on one machine (DESIGN.md section 8). See bench/README.md.
+ * one run on one machine (the guardrails of bench/README.md). See bench/README.md.
  *
  * Processes: PostgreSQL (embedded, started by Sift in a temporary DATA_DIR, or
  * DATABASE_URL), every upstream's fake (bench/fakes-process.ts), Sift

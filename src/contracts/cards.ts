@@ -1,6 +1,5 @@
 /*
- * The knowledge cards of GET /api/v1/cards/ (DESIGN.md section 3,
- * reference section 5): what the card adapters' parsers hand back and what
+ * The knowledge cards of GET /api/v1/cards/ (docs/api.md): what the card adapters' parsers hand back and what
  * the cards feature answers. Neutral ground: src/providers/ and src/search/
  * both import it, it imports neither.
  */

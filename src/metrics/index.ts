@@ -8,7 +8,7 @@ import { tokenMatches } from '../routes/health.js';
 import { LabelledCounter, LabelledHistogram } from './series.js';
 
 /*
- * Prometheus metrics (DESIGN.md section 3), off unless METRICS_ENABLED=true:
+ * Prometheus metrics, off unless METRICS_ENABLED=true:
  * when off, nothing here is created and no hook, wrapper or observer is
  * installed, so requests pay nothing for it.
  *

@@ -1,8 +1,8 @@
 import { LRUCache } from 'lru-cache';
 
 /*
- * The in-process response cache of upstream result slices (DESIGN.md
- * section 7: per-instance, only for data where staleness is harmless).
+ * The in-process response cache of upstream result slices (docs/architecture.md,
+ * Processes and instances: per-instance, only for data where staleness is harmless).
  *
  * - Keyed by everything that changes the upstream request: the runner uses
  *   the provider slug, method, exact request URL and body (query, page,

@@ -25,7 +25,7 @@ import { wikipedia } from './wikipedia/index.js';
 import { worldnews } from './worldnews/index.js';
 
 /*
- * The sixteen upstream providers, in display order (DESIGN.md section 2).
+ * The sixteen upstream providers, in display order (the spec's slugs, each bound to one real upstream).
  * Each is declared once, by the descriptor in its own folder; everything
  * else (slug lists, names, the providers of a feature, timeouts, TTLs,
  * probes) is read from these descriptors.

@@ -1,7 +1,7 @@
 import type { ProviderSlug, UpstreamError } from './types.js';
 
 /*
- * Per-provider suspension (DESIGN.md section 3), like SearXNG's: a provider
+ * Per-provider suspension (docs/architecture.md, Providers), like SearXNG's: a provider
  * that keeps failing is skipped for a while, so a dead upstream costs
  * searches neither latency nor quota. While suspended, a search's call to it
  * is not made: it is listed in `unresponsive` as `unavailable` (answers still

@@ -51,7 +51,7 @@ export type FailureKind =
    */
   | 'refused';
 
-/** `unresponsive[].reason` in search responses (DESIGN.md section 3). */
+/** `unresponsive[].reason` in search responses (docs/api.md). */
 export type FailureReason = 'timeout' | 'error' | 'rate_limited' | 'unavailable';
 
 export interface UpstreamRequest {

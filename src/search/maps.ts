@@ -10,7 +10,7 @@ import { allFailed, notConfigured, type SearchOutcome } from './outcome.js';
 import { langSchema, MESSAGES, parseInteger, Q_MAX_LENGTH } from './params.js';
 
 /*
- * GET /api/v1/maps/ (spec 2.6, 4.2; DESIGN.md section 3; reference section 5):
+ * GET /api/v1/maps/ (spec 2.6, 4.2; docs/api.md):
  *
  * - Geocode mode: `q` required, `limit` an integer clamped to 1..50 (default
  *   10), `lang` sent as accept-language; one Nominatim search (provider_13).

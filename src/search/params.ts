@@ -4,8 +4,7 @@ import { providersOffering } from '../providers/registry.js';
 import type { ProviderSlug } from '../providers/types.js';
 
 /*
- * Shared query-parameter parsing of the search endpoints (spec 4.1, DESIGN.md
- * section 3). Each field is a zod schema over the raw query string value (so
+ * Shared query-parameter parsing of the search endpoints (spec 4.1, docs/api.md). Each field is a zod schema over the raw query string value (so
  * the OpenAPI document can be generated from the same schemas), and errors
  * come back as `{"<field>": "<message>"}` with every invalid field at once.
  *

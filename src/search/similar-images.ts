@@ -16,7 +16,7 @@ import type { SearchDeps } from './web.js';
  *   both sides; a seed shorter than 2 characters falls back to the collapsed
  *   caption. Without a caption, the whitespace-collapsed `query`.
  * - Neither: 400 {"q": "Provide q (the image caption) and/or query (a fallback
- *   seed)."} (DESIGN.md section 3), reported with any other invalid field
+ *   seed)."} (docs/api.md), reported with any other invalid field
  *   (engine) like every 400.
  * - Results whose `url` equals `exclude_url` exactly are dropped.
  * - Response {query: <seed>, engine, results, unresponsive} (no tab, no page);

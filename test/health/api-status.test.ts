@@ -6,7 +6,7 @@ import { type TestApp, buildTestApp } from '../helpers/app.js';
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js';
 
 /*
- * The provider registry (spec 4.3, DESIGN.md section 2) and
+ * The provider registry (spec 4.3) and
  * GET /api/v1/status/ (spec 2.10).
  */
 

@@ -14,7 +14,7 @@ import { type DbProxy, type DbProxyMode, startDbProxy } from '../helpers/db-prox
 import { listen } from '../helpers/server.js';
 
 /*
- * Issue 17, item 2 (DESIGN.md section 9): the database goes away while the
+ * Issue 17, item 2 (README, database outages): the database goes away while the
  * server runs and takes traffic, through a real TCP proxy between the app's
  * pool and PostgreSQL (test/helpers/db-proxy.ts), in three ways: connections
  * refused, connections reset mid-query, and a black hole. One app lives
@@ -30,7 +30,7 @@ import { listen } from '../helpers/server.js';
 
 /** Bound on any API answer during an outage (the design says "instead of hanging"; generous for a loaded box). */
 const API_ANSWER_BOUND_MS = 5000;
-/** The health roll-up's promise (DESIGN.md 9). */
+/** The health roll-up's promise when the database is away. */
 const HEALTH_BOUND_MS = 2000;
 /** How long each outage lasts while traffic keeps coming (several 1 s usage flushes fail meanwhile). */
 const OUTAGE_MS = 3000;

@@ -7,7 +7,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 /*
- * Per-provider suspension seen through the API (DESIGN.md section 3): a
+ * Per-provider suspension seen through the API (docs/architecture.md, Providers): a
  * provider that keeps failing, or answers 429 with Retry-After, is skipped by
  * searches and listed as `unavailable`, without being called; a success or
  * the interval's end brings it back; probes still run.

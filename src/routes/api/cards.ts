@@ -4,7 +4,7 @@ import { cardsResponseSchema } from '../../search/response-schemas.js';
 import { registerSearchRoute } from './search-route.js';
 
 /**
- * `GET /api/v1/cards/`: knowledge cards for a query (DESIGN.md section 3):
+ * `GET /api/v1/cards/`: knowledge cards for a query (docs/api.md):
  * `{query, wikipedia, thetvdb, tripadvisor, stackexchange, map}`.
  * Usage: one search, counted before the lookups.
  */

@@ -13,8 +13,7 @@ import { registerSearchRoute } from './search-route.js';
 export const instantQuerySchema = z.object({ q: qSchema, lang: langSchema });
 
 /**
- * `GET /api/v1/instant/`: an instant answer or null (spec 2.9, DESIGN.md
- * section 3): always 200 `{query, answer}` for a valid q. Counts one search,
+ * `GET /api/v1/instant/`: an instant answer or null (spec 2.9, docs/api.md): always 200 `{query, answer}` for a valid q. Counts one search,
  * before the answer is looked for.
  */
 const depsOfApp = new WeakMap<object, InstantDeps>();

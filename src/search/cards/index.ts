@@ -23,7 +23,7 @@ import { type Classification, classificationFlow } from './wikidata.js';
 import { wikipediaFlow } from './wikipedia.js';
 
 /*
- * GET /api/v1/cards/?q= (DESIGN.md section 3, reference section 5 `cards/`):
+ * GET /api/v1/cards/?q= (docs/api.md):
  * `{query, wikipedia, thetvdb, tripadvisor, stackexchange, map}`, each a card
  * or null; always 200 (a card that cannot be had is simply null).
  *
