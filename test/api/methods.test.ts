@@ -21,7 +21,11 @@ afterAll(async () => {
 
 describe('API methods and unknown paths', () => {
   it('answers a known path with a wrong method 405 with Allow, after authentication', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/v1/web/?q=x', headers: { authorization: `Api-Key ${key}` } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/web/?q=x',
+      headers: { authorization: `Api-Key ${key}` },
+    });
     expect(res.statusCode).toBe(405);
     expect(res.json()).toEqual({ detail: 'Method "POST" not allowed.' });
     expect(res.headers.allow).toBe('GET, HEAD');
@@ -34,5 +38,16 @@ describe('API methods and unknown paths', () => {
     expect(known.statusCode).toBe(404);
     expect(known.json()).toEqual({ detail: 'Not found.' });
     expect((await t.app.inject({ url: '/api/v1/nothing-here/' })).statusCode).toBe(401);
+  });
+
+  it('refuses a text/plain body with 415, as for any type that is neither a form nor JSON', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/translate/',
+      headers: { authorization: `Api-Key ${key}`, 'content-type': 'text/plain' },
+      payload: 'q=hello&target=de',
+    });
+    expect(res.statusCode).toBe(415);
+    expect(res.json()).toEqual({ detail: 'Unsupported media type.' });
   });
 });

@@ -135,8 +135,12 @@ function deref<T = Json>(value: Json): T {
   return deref(target as Json);
 }
 
-/** The documented path item of a request path, and the pointer to it. */
+/**
+ * The documented path item of a request path, and the pointer to it. A path without its trailing
+ * slash is the slashed one's (the document says so once, and lists each path once).
+ */
 function pathItem(path: string): { item: Json; pointer: string } | undefined {
+  if (!doc.paths[path] && doc.paths[`${path}/`]) path = `${path}/`;
   const raw = doc.paths[path];
   if (!raw) return undefined;
   const $ref = raw.$ref;
@@ -242,6 +246,18 @@ describe('GET /api/v1/schema/', () => {
     for (let i = 0; i < 3; i++) expect((await call(t, 'GET', '/api/v1/schema/', { key })).statusCode).toBe(200);
     await t.app.lifecycle.flush();
     expect(await monthlySearches(db.pool, user.id)).toBe(0);
+  });
+
+  it('names every operation once and says where the API is, for generated clients', () => {
+    const ids: string[] = [];
+    for (const item of Object.values(doc.paths)) {
+      for (const operation of Object.values(item as Record<string, { operationId?: string }>)) {
+        if (operation.operationId) ids.push(operation.operationId);
+      }
+    }
+    expect(ids.length).toBeGreaterThan(10);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect((doc as unknown as { servers: unknown }).servers).toEqual([{ url: '/' }]);
   });
 
   it('is a valid OpenAPI 3.1 document whose schemas compile as JSON Schema 2020-12', async () => {

@@ -257,12 +257,7 @@ describe('POST /api/v1/translate/', () => {
         { q: 'Must be a string.', target: 'Must be a string.' },
       ],
       ['{"q": true, "source": []}', 'application/json', 400, { q: 'Must be a string.' }],
-      [
-        'q=hello&target=de',
-        'text/plain',
-        400,
-        { detail: 'The request body must be a JSON object or form-encoded fields.' },
-      ],
+      ['q=hello&target=de', 'text/plain', 415, { detail: 'Unsupported media type.' }],
       ['<q>hello</q>', 'application/xml', 415, { detail: 'Unsupported media type.' }],
       [
         '--b\r\nContent-Disposition: form-data; name="q"\r\n\r\nhello\r\n--b--\r\n',

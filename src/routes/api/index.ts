@@ -21,6 +21,8 @@ const API_METHODS = ['GET', 'HEAD', 'POST'] as const;
 export async function apiRoutes(app: FastifyInstance): Promise<void> {
   // Every request, unknown paths included: the API gate (key, limits, quota, usage).
   app.apiGate.guard(app, { limited: true });
+  // The API's bodies are form-encoded fields or JSON; any other type is 415, text/plain included.
+  app.removeContentTypeParser('text/plain');
   // Each endpoint records its operation for the OpenAPI document (openapi.ts).
   app.decorate('apiOperations', []);
   // Called, not registered: the endpoints share this scope and its gate.

@@ -272,16 +272,13 @@ export function buildOpenApiDocument(operations: readonly ApiOperation[]): OpenA
       item[method.toLowerCase()] = operation;
     }
   }
-  // The paths without their trailing slash: the same path items.
-  for (const path of Object.keys(paths)) {
-    const bare = path.replace(/\/+$/, '');
-    if (bare !== path && !(bare in paths))
-      paths[bare] = { $ref: `#/paths/${path.replaceAll('~', '~0').replaceAll('/', '~1')}` };
-  }
-
+  // The paths without their trailing slash answer the same (DESCRIPTION says so); listed once each,
+  // so that every operationId is unique for the clients generated from this document.
   return {
     openapi: '3.1.0',
     info: { title: 'Sift API', version: '1', description: DESCRIPTION },
+    // Relative: the API is at this document's own origin.
+    servers: [{ url: '/' }],
     paths,
     components: {
       schemas,

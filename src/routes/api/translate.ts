@@ -14,8 +14,8 @@ import { registerSearchRoute } from './search-route.js';
  * `GET|POST /api/v1/translate/` (POST: form-encoded or a JSON object) and
  * `GET /api/v1/translate/languages/` (spec 2.7). One search each, counted
  * before LibreTranslate is asked, so a 503 still counts; a 400 counts nothing.
- * Bodies of other types: 415 (no parser) or 400 (text/plain, a JSON value
- * that is not an object, non-string fields); malformed JSON: 400.
+ * Bodies of other types (text/plain too): 415. A JSON value that is not an
+ * object, non-string fields, malformed JSON: 400.
  */
 export async function translateRoute(app: FastifyInstance): Promise<void> {
   registerSearchRoute(app, {
