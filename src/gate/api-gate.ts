@@ -172,14 +172,13 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
     if (identity.kind === 'invalid') return refuse(request, reply, 'unauthenticated', 401, INVALID_KEY);
     if (identity.kind === 'disabled') return refuse(request, reply, 'forbidden', 403, USER_DISABLED);
     const plan = options.limited ? (request.routeOptions.config?.apiGate?.(request) ?? UNMETERED) : UNMETERED;
-    const month = monthStart(new Date(clock?.() ?? Date.now()));
     if (identity.kind === 'ok' && !options.limited) {
       request.apiCall = {
         outcome: 'admitted',
         principal: identity.principal,
         plan,
         rate: null,
-        month,
+        month: monthStart(new Date(clock?.() ?? Date.now())),
         searchesThisMonth: null,
       };
       return undefined;
@@ -251,7 +250,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
           principal,
           plan,
           rate: admission.rate,
-          month,
+          month: decided.month,
           searchesThisMonth: admission.searchesThisMonth,
         };
         return undefined;

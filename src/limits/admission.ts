@@ -91,6 +91,8 @@ export type Admission =
 /** An admission, with the key row found for a key that was looked up (null: no usable key). */
 export interface Decided {
   admission: Admission;
+  /** `YYYY-MM-01`: the month the request's searches were reserved in (a refund goes there). */
+  month: string;
   row?: KeyRow | null;
   keyId?: number;
   userId?: number;
@@ -133,6 +135,7 @@ export async function decideAdmissions(
 ): Promise<Decided[]> {
   const { burst, sustained } = settings.limits;
   const nowMs = settings.clock?.();
+  const month = monthStart(new Date(nowMs ?? Date.now()));
   const known = (ask: AdmissionAsk) => ('keyId' in ask.key ? ask.key : undefined);
   const unknown = (ask: AdmissionAsk) => ('prefix' in ask.key ? ask.key : undefined);
   const { rows } = await pool.query<AdmitRow>(
@@ -154,7 +157,7 @@ export async function decideAdmissions(
           sustained.windowSeconds,
           sustained.limit,
           settings.monthlyQuota,
-          monthStart(new Date(nowMs ?? Date.now())),
+          month,
           nowMs === undefined ? null : nowMs / 1000,
           receipt?.process ?? null,
           receipt?.slot ?? null,
@@ -164,11 +167,11 @@ export async function decideAdmissions(
       HOT_QUERY_TIMEOUT_MS,
     ),
   );
-  return asks.map((ask, i) => decidedOf(settings.limits, ask, rows[i]!));
+  return asks.map((ask, i) => decidedOf(settings.limits, ask, rows[i]!, month));
 }
 
-function decidedOf(limits: Limits, ask: AdmissionAsk, row: AdmitRow): Decided {
-  const decided: Decided = { admission: admissionOf(limits, row) };
+function decidedOf(limits: Limits, ask: AdmissionAsk, row: AdmitRow, month: string): Decided {
+  const decided: Decided = { admission: admissionOf(limits, row), month };
   if (row.key_id !== null) {
     decided.keyId = Number(row.key_id);
     decided.userId = Number(row.user_id);
