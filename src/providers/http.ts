@@ -21,13 +21,15 @@ const DECODED_SNIPPET_BYTES = 64 * 1024;
 export class HttpFailure extends Error {
   override name = 'HttpFailure';
   constructor(
-    readonly kind: Exclude<FailureKind, 'not_configured' | 'suspended' | 'refused'>,
+    readonly kind: Exclude<FailureKind, 'not_configured' | 'suspended' | 'refused' | 'paced' | 'budget_exhausted'>,
     message: string,
     readonly status?: number,
     /** Retry-After of a 429 or 503, in ms. */
     readonly retryAfterMs?: number,
     /** The start of a non-2xx answer's body (decoded, secrets removed), for the adapter to read the refusal in it. */
     readonly body?: string,
+    /** The answer's rate-limit headers (rateLimitHeaders), when there was an answer. */
+    readonly limitHeaders?: LimitHeaders,
   ) {
     super(message);
   }
@@ -39,6 +41,26 @@ export interface HttpResponse {
   body: Buffer;
   /** The Content-Type header ('' when absent), to describe a body that is not what was expected. */
   contentType: string;
+  /** The answer's rate-limit headers (rateLimitHeaders): what the upstream reports of its limits. */
+  limitHeaders?: LimitHeaders;
+}
+
+/** Response headers an upstream reports its limits in, lower-case names (`x-ratelimit-limit`, `x-api-quota-left`). */
+export type LimitHeaders = Readonly<Record<string, string>>;
+
+const LIMIT_HEADER = /^(x-ratelimit-|ratelimit|x-api-quota-)/;
+
+/** The rate-limit headers of an answer, or undefined when it sent none. */
+export function rateLimitHeaders(headers: Record<string, string | string[] | undefined>): LimitHeaders | undefined {
+  let out: Record<string, string> | undefined;
+  for (const name in headers) {
+    const lower = name.toLowerCase();
+    if (!LIMIT_HEADER.test(lower)) continue;
+    const value = headers[name];
+    out ??= {};
+    out[lower] = oneLine(Array.isArray(value) ? value.join(', ') : (value ?? ''), 200);
+  }
+  return out;
 }
 
 export interface HttpRequest extends UpstreamRequest {
@@ -140,6 +162,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   private errorBody = false;
   /** A 429's Retry-After, as sent. */
   private retryAfter = '';
+  private limitHeaders: LimitHeaders | undefined;
   private chunks: Buffer[] = [];
   private size = 0;
   private readonly onCancel: (() => void) | undefined;
@@ -202,6 +225,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   ): void {
     if (this.settled) return;
     this.status = statusCode;
+    this.limitHeaders = rateLimitHeaders(headers);
     if (statusCode < 200 || statusCode > 299) {
       this.errorBody = true;
       const errorEncoding = headers['content-encoding'];
@@ -250,13 +274,14 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     this.chunks = [];
     const status = this.status;
     const contentType = this.contentType;
+    const limitHeaders = this.limitHeaders;
     const encoding = this.encoding.trim().toLowerCase();
     if (!encoding || encoding === 'identity' || raw.length === 0) {
-      this.resolve({ status, body: raw, contentType });
+      this.resolve({ status, body: raw, contentType, limitHeaders });
       return;
     }
     decode(raw, encoding, this.maxBody).then(
-      (body) => this.resolve({ status, body, contentType }),
+      (body) => this.resolve({ status, body, contentType, limitHeaders }),
       (err: HttpFailure) => this.reject(err),
     );
   }
@@ -278,15 +303,28 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     const wait = this.retryAfter ? ` (Retry-After: ${this.clean(this.retryAfter)})` : '';
     const retryAfterMs = this.retryAfter ? retryAfterToMs(this.retryAfter) : undefined;
     if (this.status === 429) {
-      this.fail(new HttpFailure('rate_limited', `HTTP 429 rate limited${wait}${detail}`, 429, retryAfterMs));
+      this.fail(
+        new HttpFailure(
+          'rate_limited',
+          `HTTP 429 rate limited${wait}${detail}`,
+          429,
+          retryAfterMs,
+          body,
+          this.limitHeaders,
+        ),
+      );
     } else if (this.status === 503 && retryAfterMs !== undefined) {
-      this.fail(new HttpFailure('http_status', `HTTP 503${wait}${detail}`, 503, retryAfterMs));
+      this.fail(
+        new HttpFailure('http_status', `HTTP 503${wait}${detail}`, 503, retryAfterMs, undefined, this.limitHeaders),
+      );
     } else if (this.status >= 300 && this.status <= 399) {
       // A redirect's body says nothing; what matters is that it was not (or no longer) followed.
       const why = this.req.followRedirects ? 'too many redirects' : 'redirect not followed';
       this.fail(new HttpFailure('http_status', `HTTP ${this.status}, ${why}`, this.status));
     } else {
-      this.fail(new HttpFailure('http_status', `HTTP ${this.status}${detail}`, this.status, undefined, body));
+      this.fail(
+        new HttpFailure('http_status', `HTTP ${this.status}${detail}`, this.status, undefined, body, this.limitHeaders),
+      );
     }
   }
 }

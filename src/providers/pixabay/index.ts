@@ -1,3 +1,4 @@
+import { limitsOfWindows, rateLimitWindows } from '../pacing/headers.js';
 import type { ProviderDescriptor } from '../types.js';
 import { pixabayImagesCall } from './images.js';
 
@@ -11,5 +12,14 @@ export const pixabay: ProviderDescriptor = {
   baseUrlVariables: ['PIXABAY_BASE_URL'],
   timeoutMs: 10_000,
   cacheTtlMs: 24 * 60 * 60_000,
+  terms: {
+    source: 'https://pixabay.com/api/docs/#api_rate_limit',
+    hosts: ['pixabay.com'],
+    rate: { limit: 100, windowSeconds: 60 },
+  },
+  limitsReport: {
+    source: 'https://pixabay.com/api/docs/#api_rate_limit',
+    read: (headers) => limitsOfWindows(rateLimitWindows(headers, [60])),
+  },
   calls: { images: pixabayImagesCall },
 };
