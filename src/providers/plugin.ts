@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { configurationSummary, providerConfiguration } from './configuration.js';
 import type { HealthRecorder } from './health-recorder.js';
+import { type LimitsView, readLimits } from './pacing/limits-view.js';
 import { type StatusReader, createStatusReader } from './health-store.js';
 import { type ProbeScheduler, runProbes, startProbeScheduler } from './probes.js';
 import { createProviderServices } from './services.js';
 import type { ProviderSuspensions, SuspensionNote } from './suspension.js';
+import type { ProviderSlug } from './types.js';
 
 /*
  * Decorates the app with the upstream machinery: app.providers (what is
@@ -22,6 +24,8 @@ export interface HealthServices {
   probeNow(): Promise<boolean>;
   /** Providers this instance's searches skip for now. */
   suspensions: ProviderSuspensions;
+  /** What limits each configured provider now (pacing, budget, the upstream's own count); unlimited ones left out. */
+  limits(): Promise<Map<ProviderSlug, LimitsView>>;
 }
 
 declare module 'fastify' {
@@ -75,6 +79,12 @@ async function providersPlugin(app: FastifyInstance): Promise<void> {
     reader,
     probeNow: () => (scheduler ?? (oneShot ??= makeScheduler(0))).runOnce(),
     suspensions,
+    limits: () =>
+      readLimits(
+        app.pool,
+        services.plans,
+        providers.configured().map((p) => p.slug),
+      ),
   } satisfies HealthServices);
 
   app.lifecycle.onFlush('provider-health', () => recorder.flush());

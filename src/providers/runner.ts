@@ -235,7 +235,7 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
       );
       throw failure;
     } finally {
-      permit?.release(outcome);
+      void permit?.release(outcome);
     }
   }
 

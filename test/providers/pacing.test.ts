@@ -237,3 +237,44 @@ describe('a provider that reports its limits', () => {
     }
   });
 });
+
+describe('budgets on show', () => {
+  it('in the status API, on the status page text and in /metrics, the same for every instance', async () => {
+    const { buildTestApp } = await import('../helpers/app.js');
+    const { createUser } = await import('../../src/auth/users.js');
+    const { issueApiKey } = await import('../../src/auth/api-keys.js');
+    const { limitsText } = await import('../../src/providers/status-view.js');
+    const env = { SEPIA_BASE_URL: fake.url, PROVIDER_LIMITS: 'provider_06 month=10', METRICS_ENABLED: 'true' };
+    const a = await buildTestApp(db, env);
+    const b = await buildTestApp(db, env);
+    try {
+      const user = await createUser(db.pool, { username: `budget${Date.now()}` });
+      const { key } = await issueApiKey(db.pool, user.id);
+      await Promise.all([a, b, a].map((t, i) => t.app.upstream.call(call(`shown${i}`))));
+      const res = await b.app.inject({ url: '/api/v1/status/', headers: { authorization: `Api-Key ${key}` } });
+      expect(res.statusCode).toBe(200);
+      const sepia = res.json().providers.find((p: { slug: string }) => p.slug === 'provider_06');
+      expect(sepia.limits).toMatchObject({
+        rate_per_second: null,
+        concurrency: null,
+        budget: { period: 'month', limit: 10, used: 3 },
+        upstream: null,
+        terms: '',
+      });
+      expect(Date.parse(sepia.limits.budget.resets_at)).toBeGreaterThan(Date.now());
+      // A provider nothing limits carries no limits field (Wikipedia has no published hard terms).
+      const wikipedia = res.json().providers.find((p: { slug: string }) => p.slug === 'provider_08');
+      expect(wikipedia).toBeDefined();
+      expect('limits' in wikipedia).toBe(false);
+
+      const views = await a.app.health.limits();
+      expect(limitsText(views.get('provider_06'))).toBe('Budget: 3 of 10 calls this month (30 %)');
+
+      const metrics = await a.app.inject({ url: '/metrics' });
+      expect(metrics.body).toContain('sift_provider_budget_calls{provider="provider_06",period="month",kind="used"} 3');
+      expect(metrics.body).toContain('sift_provider_budget_calls{provider="provider_06",period="month",kind="limit"} 10');
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});

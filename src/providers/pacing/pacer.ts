@@ -19,7 +19,8 @@ import { isPaced, type PacingPlan, spacingMs } from './plan.js';
 
 /** A slot taken: give it back with what the answer said. */
 export interface CallPermit {
-  release(outcome: CallOutcome): void;
+  /** Settles once what the answer reported is stored (at once when nothing is to be stored). */
+  release(outcome: CallOutcome): Promise<void>;
 }
 
 export interface CallOutcome {
@@ -111,12 +112,16 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
   const scouts = new Map<ProviderSlug, Promise<void>>();
   const writes = new Set<Promise<unknown>>();
 
-  function write(p: Promise<unknown>): void {
-    const tracked = p.catch((err: unknown) => {
-      options.log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'pacing report not stored');
-    });
+  function write(p: Promise<unknown>): Promise<void> {
+    const tracked = p.then(
+      () => {},
+      (err: unknown) => {
+        options.log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'pacing report not stored');
+      },
+    );
     writes.add(tracked);
     void tracked.finally(() => writes.delete(tracked));
+    return tracked;
   }
 
   async function acquire(
@@ -139,7 +144,8 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
         provider,
         plan.intervalMs,
         plan.explicitRate,
-        known.get(provider) === 'unknown' || !known.has(provider) ? plan.provisionalMs : null,
+        // Used by the database only while the upstream has reported nothing.
+        plan.provisionalMs,
         plan.concurrency,
         plan.holdMs,
         plan.budget?.period ?? null,
@@ -188,7 +194,7 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
     let done = false;
     return {
       release(outcome) {
-        if (done) return;
+        if (done) return Promise.resolve();
         done = true;
         const report = options.reports.get(provider);
         let limits: ReportedLimits | null = null;
@@ -206,9 +212,10 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
         if (plan.learnable && answered) known.set(provider, limits ? 'limited' : 'unlimited');
         const stored = storedReport(limits);
         const hold = outcome.retryAfterMs;
-        if (lease === null && !reported && hold === undefined) return;
-        if (!viaDb && !reported && hold === undefined) return;
-        write(
+        if (hold !== undefined && plan.learnable) known.set(provider, 'limited');
+        if (lease === null && !reported && hold === undefined) return Promise.resolve();
+        if (!viaDb && !reported && hold === undefined) return Promise.resolve();
+        return write(
           pool.query('SELECT report_provider_call($1, $2, $3, $4, $5, $6, $7, $8, $9)', [
             provider,
             lease === null ? null : lease.toString(),
@@ -221,7 +228,6 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
             hold ?? null,
           ]),
         );
-        if (hold !== undefined && plan.learnable) known.set(provider, 'limited');
       },
     };
   }
@@ -240,7 +246,10 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
       const scout = scouts.get(provider);
       if (scout) {
         // Another call of this process is finding out what the upstream reports: wait for its answer.
-        await Promise.race([scout, sleep(maxWaitMs, signal)]);
+        const stop = new AbortController();
+        const gaveUp = sleep(maxWaitMs, signal ? AbortSignal.any([signal, stop.signal]) : stop.signal).catch(() => {});
+        await Promise.race([scout, gaveUp]);
+        stop.abort();
         state = known.get(provider) ?? 'unknown';
         if (state === 'unknown') {
           throw new UpstreamError(
@@ -258,10 +267,12 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
           const lease = await acquire(provider, plan, maxWaitMs, signal);
           const inner = permit(provider, plan, lease, true);
           return {
+            // The calls waiting for the scout go on once what it learnt is stored for every instance.
             release(outcome) {
-              inner.release(outcome);
-              scouts.delete(provider);
-              finish();
+              return inner.release(outcome).finally(() => {
+                scouts.delete(provider);
+                finish();
+              });
             },
           };
         } catch (err) {
