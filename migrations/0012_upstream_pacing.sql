@@ -178,3 +178,46 @@ CREATE UNLOGGED TABLE upstream_flights (
   key        bytea PRIMARY KEY,
   expires_at float8 NOT NULL
 );
+
+-- One row per distinct key: 'hit' with the value, 'claimed' (this caller fetches it; its flight is
+-- taken), or 'wait' (another caller's flight is live).
+CREATE FUNCTION upstream_cache_lookup(p_keys bytea[], p_flight_ms float8[])
+RETURNS TABLE (key bytea, value text, state text)
+LANGUAGE sql AS $$
+  WITH t AS (SELECT pacing_now() AS now_ms),
+  k AS (SELECT DISTINCT ON (u.key) u.key, u.flight FROM unnest(p_keys, p_flight_ms) AS u(key, flight)),
+  hit AS (
+    SELECT c.key, c.value FROM upstream_cache c JOIN k ON k.key = c.key, t WHERE c.expires_at > t.now_ms
+  ),
+  claim AS (
+    INSERT INTO upstream_flights AS f (key, expires_at)
+    SELECT k.key, t.now_ms + k.flight FROM k, t WHERE NOT EXISTS (SELECT 1 FROM hit WHERE hit.key = k.key)
+    ON CONFLICT (key) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE f.expires_at <= pacing_now()
+    RETURNING f.key
+  )
+  SELECT k.key, hit.value,
+         CASE WHEN hit.key IS NOT NULL THEN 'hit' WHEN claim.key IS NOT NULL THEN 'claimed' ELSE 'wait' END
+    FROM k LEFT JOIN hit ON hit.key = k.key LEFT JOIN claim ON claim.key = k.key
+$$;
+
+-- Stores answers (each with its TTL, ms) and ends their flights, and ends the flights of failed calls.
+CREATE FUNCTION upstream_cache_store(
+  p_keys bytea[], p_providers text[], p_values text[], p_ttls float8[], p_released bytea[]
+) RETURNS void LANGUAGE sql AS $$
+  INSERT INTO upstream_cache AS c (key, provider, value, bytes, expires_at)
+  SELECT DISTINCT ON (u.key) u.key, u.provider, u.value, octet_length(u.value), pacing_now() + u.ttl
+    FROM unnest(p_keys, p_providers, p_values, p_ttls) AS u(key, provider, value, ttl)
+  ON CONFLICT (key) DO UPDATE
+    SET provider = EXCLUDED.provider, value = EXCLUDED.value, bytes = EXCLUDED.bytes, expires_at = EXCLUDED.expires_at;
+  DELETE FROM upstream_flights WHERE key = ANY (p_keys || p_released);
+$$;
+
+-- Expired entries and flights go; then, past p_max_bytes, the entries nearest expiry.
+CREATE FUNCTION upstream_cache_prune(p_max_bytes bigint) RETURNS void LANGUAGE sql AS $$
+  DELETE FROM upstream_cache WHERE expires_at <= pacing_now();
+  DELETE FROM upstream_flights WHERE expires_at <= pacing_now();
+  DELETE FROM upstream_cache c USING (
+    SELECT key, sum(bytes) OVER (ORDER BY expires_at DESC, key) AS kept FROM upstream_cache
+  ) s
+  WHERE c.key = s.key AND s.kept > p_max_bytes;
+$$;

@@ -296,6 +296,9 @@ export function createMetrics(): Metrics & {
         get size() {
           return cache.size;
         },
+        get generation() {
+          return cache.generation;
+        },
       };
     },
   };

@@ -28,8 +28,6 @@ export class HttpFailure extends Error {
     readonly retryAfterMs?: number,
     /** The start of a non-2xx answer's body (decoded, secrets removed), for the adapter to read the refusal in it. */
     readonly body?: string,
-    /** The answer's rate-limit headers (rateLimitHeaders), when there was an answer. */
-    readonly limitHeaders?: LimitHeaders,
   ) {
     super(message);
   }
@@ -303,28 +301,15 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     const wait = this.retryAfter ? ` (Retry-After: ${this.clean(this.retryAfter)})` : '';
     const retryAfterMs = this.retryAfter ? retryAfterToMs(this.retryAfter) : undefined;
     if (this.status === 429) {
-      this.fail(
-        new HttpFailure(
-          'rate_limited',
-          `HTTP 429 rate limited${wait}${detail}`,
-          429,
-          retryAfterMs,
-          body,
-          this.limitHeaders,
-        ),
-      );
+      this.fail(new HttpFailure('rate_limited', `HTTP 429 rate limited${wait}${detail}`, 429, retryAfterMs));
     } else if (this.status === 503 && retryAfterMs !== undefined) {
-      this.fail(
-        new HttpFailure('http_status', `HTTP 503${wait}${detail}`, 503, retryAfterMs, undefined, this.limitHeaders),
-      );
+      this.fail(new HttpFailure('http_status', `HTTP 503${wait}${detail}`, 503, retryAfterMs));
     } else if (this.status >= 300 && this.status <= 399) {
       // A redirect's body says nothing; what matters is that it was not (or no longer) followed.
       const why = this.req.followRedirects ? 'too many redirects' : 'redirect not followed';
       this.fail(new HttpFailure('http_status', `HTTP ${this.status}, ${why}`, this.status));
     } else {
-      this.fail(
-        new HttpFailure('http_status', `HTTP ${this.status}${detail}`, this.status, undefined, body, this.limitHeaders),
-      );
+      this.fail(new HttpFailure('http_status', `HTTP ${this.status}${detail}`, this.status, undefined, body));
     }
   }
 }

@@ -16,6 +16,7 @@ import type { ProviderSlug } from './types.js';
  */
 
 export const PROBE_FIRST_RUN_MS = 10_000;
+const SHARED_CACHE_PRUNE_MS = 60_000;
 
 export interface HealthServices {
   recorder: HealthRecorder;
@@ -39,8 +40,15 @@ async function providersPlugin(app: FastifyInstance): Promise<void> {
   const services = createProviderServices(config, app.pool, {
     log: app.log,
     cache: app.searchCache,
+    shareCache: true,
     onCall: app.metrics?.upstreamCall,
   });
+  // Any instance may prune the shared cache; each does it once a minute.
+  const pruning = services.shared
+    ? setInterval(() => {
+        services.shared?.prune().catch((err: unknown) => app.log.warn({ err }, 'shared cache: prune failed'));
+      }, SHARED_CACHE_PRUNE_MS).unref()
+    : undefined;
   const { providers, recorder, runner, suspensions } = services;
   const reader = createStatusReader(app.pool);
   recorder.onStatusWritten(() => reader.invalidate());
@@ -94,6 +102,7 @@ async function providersPlugin(app: FastifyInstance): Promise<void> {
       scheduler = makeScheduler(config.PROBE_INTERVAL_SECONDS * 1000);
   });
   app.addHook('onClose', async () => {
+    clearInterval(pruning);
     await Promise.all([scheduler?.stop(), oneShot?.stop()]);
     await services.close();
   });

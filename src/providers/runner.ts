@@ -1,6 +1,7 @@
 import { estimateBytes, type SearchCache } from './cache.js';
 import type { HealthRecorder, ObservationSource } from './health-recorder.js';
 import type { CallOutcome, Pacer } from './pacing/pacer.js';
+import type { SharedCache } from './shared-cache.js';
 import { HttpFailure, type HttpClient } from './http.js';
 import { oneLine, redactSecrets, requestSecrets, safeUrl } from './redact.js';
 import type { ProviderSuspensions } from './suspension.js';
@@ -59,6 +60,8 @@ export interface RunnerDeps {
   providers: ProviderDirectory;
   /** Parsed answers are reused from here for their TTL (none: nothing is cached). */
   cache?: SearchCache;
+  /** The level behind `cache` that every worker and instance shares (none: per process only). */
+  shared?: SharedCache;
   log?: RunnerLog;
   /** Configured secrets, scrubbed from failure text and masked out of cache keys. */
   secrets?: string[];
@@ -169,14 +172,14 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
     const permit = await admit(provider, maxWaitMs(timeoutMs, source, deadlineAt), signal);
     const waited = performance.now() - waitFrom;
     const started = performance.now();
-    let outcome: CallOutcome = { answered: false };
+    let outcome: CallOutcome = {};
     try {
       const res = await deps.http.request({
         ...call.request,
         timeoutMs: Math.max(timeoutMs - waited, timeoutMs / 2),
         signal,
       });
-      outcome = { answered: true, limitHeaders: res.limitHeaders };
+      outcome = { answered: res.limitHeaders ?? {} };
       const text = res.body.toString('utf8');
       let body: unknown = text;
       if (!call.text) {
@@ -204,9 +207,7 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
       deps.onCall?.(provider, source, 'ok', (performance.now() - started) / 1000);
       return value;
     } catch (err) {
-      if (err instanceof HttpFailure && err.status !== undefined) {
-        outcome = { answered: true, limitHeaders: err.limitHeaders, retryAfterMs: err.retryAfterMs };
-      }
+      if (err instanceof HttpFailure && err.retryAfterMs !== undefined) outcome = { retryAfterMs: err.retryAfterMs };
       const refused = refusalOf(call, err);
       if (refused) {
         deps.onCall?.(provider, source, 'refused', (performance.now() - started) / 1000);
@@ -285,7 +286,10 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
     const ttl = task.cacheTtlMs ?? deps.providers.cacheTtlMs(task.provider);
     if (!deps.cache || ttl <= 0) return fetch();
     const size = task.size ? (v: T) => task.size!(v) : estimateBytes;
-    return deps.cache.getOrFetch(key(), ttl, size, fetch);
+    const k = key();
+    const { shared, cache } = deps;
+    const fetchOnce = shared ? () => shared.getOrFetch(`${cache.generation} ${k}`, task.provider, ttl, fetch) : fetch;
+    return cache.getOrFetch(k, ttl, size, fetchOnce);
   }
 
   function callKey(call: ProviderCall<unknown>): string {

@@ -7,6 +7,7 @@ import { createHttpClient, type HttpClient } from './http.js';
 import { type BudgetCrossing, createPacer, type Pacer } from './pacing/pacer.js';
 import { pacingPlan, type PacingPlan } from './pacing/plan.js';
 import { createProviderDirectory, PROVIDERS } from './registry.js';
+import { createSharedCache, type SharedCache } from './shared-cache.js';
 import { createRunner, type ProviderRunner, type RunnerDeps, type RunnerLog } from './runner.js';
 import { ProviderSuspensions, type SuspensionLog } from './suspension.js';
 import type { LimitsReport, ProviderDirectory, ProviderSlug } from './types.js';
@@ -27,6 +28,8 @@ export interface ProviderServices {
   /** Each provider's pacing and budget on this deployment (PROVIDER_LIMITS and the upstreams' terms). */
   plans: ReadonlyMap<ProviderSlug, PacingPlan>;
   pacer: Pacer;
+  /** The response cache level every worker and instance shares (none when off). */
+  shared?: SharedCache;
   /** Flushes health and closes the HTTP pools. */
   close(): Promise<void>;
 }
@@ -34,6 +37,8 @@ export interface ProviderServices {
 export interface ProviderServicesOptions {
   log?: RunnerLog & HealthRecorderOptions['log'] & SuspensionLog;
   cache?: SearchCache;
+  /** Share answers with every worker and instance (SHARED_CACHE_MAX_MB > 0; needs `cache`). */
+  shareCache?: boolean;
   recorder?: Omit<HealthRecorderOptions, 'log'>;
   /** Told of every finished upstream call (metrics). */
   onCall?: RunnerDeps['onCall'];
@@ -91,8 +96,19 @@ export function createProviderServices(
       options.onBudgetCrossed?.(crossing);
     },
   });
+  const shared =
+    options.shareCache && options.cache && config.SHARED_CACHE_MAX_MB > 0
+      ? createSharedCache(pool, {
+          maxBytes: config.SHARED_CACHE_MAX_MB * 1024 * 1024,
+          secrets,
+          // A flight outlives its call (the pacing wait and the timeout) before another process takes over.
+          flightMs: (slug) => providers.timeoutMs(slug) * 1.5 + 1000,
+          log: options.log,
+        })
+      : undefined;
   const runner = createRunner({
     pacer,
+    shared,
     http,
     recorder,
     providers,
@@ -110,8 +126,9 @@ export function createProviderServices(
     suspensions,
     plans,
     pacer,
+    shared,
     async close() {
-      await pacer.settled();
+      await Promise.all([pacer.settled(), shared?.settled()]);
       await recorder.close();
       await http.close();
     },

@@ -24,11 +24,12 @@ export interface CallPermit {
 }
 
 export interface CallOutcome {
-  /** The upstream answered (any status); false for a timeout or a refused connection. */
-  answered: boolean;
-  /** The answer's rate-limit headers (none: no answer, or none sent). */
-  limitHeaders?: LimitHeaders;
-  /** A Retry-After the upstream asked for (a 429). */
+  /**
+   * A 2xx answer's rate-limit headers ({} when it sent none): what the upstream reports of its
+   * limits. Absent for a failure: a refusal's own headers are not learnt from, its Retry-After is.
+   */
+  answered?: LimitHeaders;
+  /** A Retry-After the upstream asked for (a 429, a 503). */
   retryAfterMs?: number;
 }
 
@@ -73,12 +74,18 @@ interface Stored {
 const REPORTED_MARGIN = 1.05;
 const REPORTED_SLACK_MS = 25;
 const BUSY_RETRY_MS = 50;
+const SPACED_WINDOW_SECONDS = 10;
 
 export function storedReport(limits: ReportedLimits | null): Stored {
   const rate = limits?.rate;
   const period = limits?.period;
   return {
-    intervalMs: rate ? spacingMs(rate) * REPORTED_MARGIN + REPORTED_SLACK_MS : null,
+    // Windows of a few seconds are kept by spacing the calls evenly; a longer one (Pixabay's 100 a
+    // minute) allows bursts, so it is kept by its count alone: no call once it reports none left.
+    intervalMs:
+      rate && rate.windowSeconds <= SPACED_WINDOW_SECONDS
+        ? spacingMs(rate) * REPORTED_MARGIN + REPORTED_SLACK_MS
+        : null,
     rateSpentMs: rate && rate.remaining <= 0 ? rate.resetSeconds * 1000 + REPORTED_SLACK_MS : null,
     periodLimit: period ? period.limit : null,
     periodRemaining: period ? period.remaining : null,
@@ -197,17 +204,17 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
         if (done) return Promise.resolve();
         done = true;
         const report = options.reports.get(provider);
+        const answered = outcome.answered !== undefined;
         let limits: ReportedLimits | null = null;
-        if (report && outcome.limitHeaders) {
+        if (report && outcome.answered) {
           try {
-            limits = report.read(outcome.limitHeaders);
+            limits = report.read(outcome.answered);
           } catch {
             limits = null;
           }
         }
-        const answered = outcome.answered;
         const before = known.get(provider) ?? 'unknown';
-        // A learnable provider's answer says whether it is limited; a failure without an answer says nothing.
+        // A learnable provider's answer says whether it is limited; a failure says nothing of it.
         const reported = plan.learnable && answered && (limits !== null || before !== 'unlimited');
         if (plan.learnable && answered) known.set(provider, limits ? 'limited' : 'unlimited');
         const stored = storedReport(limits);

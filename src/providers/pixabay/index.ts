@@ -12,11 +12,7 @@ export const pixabay: ProviderDescriptor = {
   baseUrlVariables: ['PIXABAY_BASE_URL'],
   timeoutMs: 10_000,
   cacheTtlMs: 24 * 60 * 60_000,
-  terms: {
-    source: 'https://pixabay.com/api/docs/#api_rate_limit',
-    hosts: ['pixabay.com'],
-    rate: { limit: 100, windowSeconds: 60 },
-  },
+  // 100 requests per 60 s by default, reported on every answer: Sift stops when it reports none left.
   limitsReport: {
     source: 'https://pixabay.com/api/docs/#api_rate_limit',
     read: (headers) => limitsOfWindows(rateLimitWindows(headers, [60])),
