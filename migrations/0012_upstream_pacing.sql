@@ -10,7 +10,7 @@ CREATE TABLE provider_pacing (
   provider         text PRIMARY KEY,
   -- the earliest start of the next call (ms); -infinity: now
   next_slot        float8 NOT NULL DEFAULT '-infinity',
-  -- no call before this (ms): a 429's Retry-After, a short window the upstream reported spent
+  -- no call before this (ms): the upstream reported its short window spent until then
   hold_until       float8 NOT NULL DEFAULT '-infinity',
   -- when the upstream last reported its limits (ms); NULL: never. With reported_interval NULL it
   -- reported no short-window limit at all.
@@ -126,9 +126,9 @@ BEGIN
   RETURN QUERY SELECT 'ok', slot - t, lease_id, used, share, 0::float8;
 END $$;
 
--- After a call: frees its lease and stores what the upstream reported. p_reported: the answer was
--- read for limits (an answer that reports none stores reported_interval NULL). p_rate_spent_ms:
--- the short window is spent for that long. p_hold_ms: a Retry-After.
+-- After a call: frees its lease and stores what the upstream reported. p_reported: a 2xx answer was
+-- read for limits (one that reports none stores reported_interval NULL). p_rate_spent_ms: the
+-- short window is spent for that long.
 CREATE FUNCTION report_provider_call(
   p_provider         text,
   p_lease            bigint,
@@ -137,8 +137,7 @@ CREATE FUNCTION report_provider_call(
   p_rate_spent_ms    float8,
   p_period_limit     bigint,
   p_period_remaining bigint,
-  p_period_reset_ms  float8,
-  p_hold_ms          float8
+  p_period_reset_ms  float8
 ) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   t float8 := pacing_now();
@@ -146,7 +145,7 @@ BEGIN
   IF p_lease IS NOT NULL THEN
     DELETE FROM provider_call_leases WHERE id = p_lease;
   END IF;
-  IF NOT p_reported AND p_hold_ms IS NULL AND p_rate_spent_ms IS NULL THEN
+  IF NOT p_reported THEN
     RETURN;
   END IF;
   INSERT INTO provider_pacing (provider) VALUES (p_provider) ON CONFLICT DO NOTHING;
@@ -156,32 +155,38 @@ BEGIN
     period_limit      = CASE WHEN p_reported THEN p_period_limit ELSE p.period_limit END,
     period_remaining  = CASE WHEN p_reported THEN p_period_remaining ELSE p.period_remaining END,
     period_reset_at   = CASE WHEN p_reported THEN t + p_period_reset_ms ELSE p.period_reset_at END,
-    hold_until        = greatest(p.hold_until, t + coalesce(p_hold_ms, '-infinity'), t + coalesce(p_rate_spent_ms, '-infinity'))
+    hold_until        = greatest(p.hold_until, t + coalesce(p_rate_spent_ms, '-infinity'))
   WHERE p.provider = p_provider;
 END $$;
 
 -- The response cache every worker and instance shares (src/providers/shared-cache.ts): parsed
 -- answers as JSON text under the SHA-256 of the runner's cache key (which never holds a secret),
--- each with its provider's TTL; bounded by SHARED_CACHE_MAX_MB, pruned by any instance.
+-- each with its provider's TTL; bounded by SHARED_CACHE_MAX_MB, pruned by any instance. An entry
+-- belongs to the process that fetched it and goes when that process stops (`owner`): a restarted
+-- deployment starts cold, as it did with per-process caches; one that crashed leaves its entries
+-- to their TTL.
 -- upstream_flights: who is fetching a key right now, so that identical calls in flight at the same
 -- time on different processes are made once (a flight expires if its holder dies).
 CREATE UNLOGGED TABLE upstream_cache (
   key        bytea PRIMARY KEY,
+  owner      text NOT NULL,
   provider   text NOT NULL,
   value      text NOT NULL,
   bytes      integer NOT NULL,
   expires_at float8 NOT NULL
 );
 CREATE INDEX upstream_cache_expires ON upstream_cache (expires_at);
+CREATE INDEX upstream_cache_owner ON upstream_cache (owner);
 
 CREATE UNLOGGED TABLE upstream_flights (
   key        bytea PRIMARY KEY,
+  owner      text NOT NULL,
   expires_at float8 NOT NULL
 );
 
 -- One row per distinct key: 'hit' with the value, 'claimed' (this caller fetches it; its flight is
 -- taken), or 'wait' (another caller's flight is live).
-CREATE FUNCTION upstream_cache_lookup(p_keys bytea[], p_flight_ms float8[])
+CREATE FUNCTION upstream_cache_lookup(p_owner text, p_keys bytea[], p_flight_ms float8[])
 RETURNS TABLE (key bytea, value text, state text)
 LANGUAGE sql AS $$
   WITH t AS (SELECT pacing_now() AS now_ms),
@@ -190,9 +195,10 @@ LANGUAGE sql AS $$
     SELECT c.key, c.value FROM upstream_cache c JOIN k ON k.key = c.key, t WHERE c.expires_at > t.now_ms
   ),
   claim AS (
-    INSERT INTO upstream_flights AS f (key, expires_at)
-    SELECT k.key, t.now_ms + k.flight FROM k, t WHERE NOT EXISTS (SELECT 1 FROM hit WHERE hit.key = k.key)
-    ON CONFLICT (key) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE f.expires_at <= pacing_now()
+    INSERT INTO upstream_flights AS f (key, owner, expires_at)
+    SELECT k.key, p_owner, t.now_ms + k.flight FROM k, t WHERE NOT EXISTS (SELECT 1 FROM hit WHERE hit.key = k.key)
+    ON CONFLICT (key) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+      WHERE f.expires_at <= pacing_now()
     RETURNING f.key
   )
   SELECT k.key, hit.value,
@@ -202,13 +208,14 @@ $$;
 
 -- Stores answers (each with its TTL, ms) and ends their flights, and ends the flights of failed calls.
 CREATE FUNCTION upstream_cache_store(
-  p_keys bytea[], p_providers text[], p_values text[], p_ttls float8[], p_released bytea[]
+  p_owner text, p_keys bytea[], p_providers text[], p_values text[], p_ttls float8[], p_released bytea[]
 ) RETURNS void LANGUAGE sql AS $$
-  INSERT INTO upstream_cache AS c (key, provider, value, bytes, expires_at)
-  SELECT DISTINCT ON (u.key) u.key, u.provider, u.value, octet_length(u.value), pacing_now() + u.ttl
+  INSERT INTO upstream_cache AS c (key, owner, provider, value, bytes, expires_at)
+  SELECT DISTINCT ON (u.key) u.key, p_owner, u.provider, u.value, octet_length(u.value), pacing_now() + u.ttl
     FROM unnest(p_keys, p_providers, p_values, p_ttls) AS u(key, provider, value, ttl)
   ON CONFLICT (key) DO UPDATE
-    SET provider = EXCLUDED.provider, value = EXCLUDED.value, bytes = EXCLUDED.bytes, expires_at = EXCLUDED.expires_at;
+    SET owner = EXCLUDED.owner, provider = EXCLUDED.provider, value = EXCLUDED.value, bytes = EXCLUDED.bytes,
+        expires_at = EXCLUDED.expires_at;
   DELETE FROM upstream_flights WHERE key = ANY (p_keys || p_released);
 $$;
 

@@ -168,18 +168,16 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
   ): Promise<T> {
     const { provider } = call;
     const timeoutMs = call.timeoutMs ?? deps.providers.timeoutMs(provider);
-    const waitFrom = performance.now();
     const permit = await admit(provider, maxWaitMs(timeoutMs, source, deadlineAt), signal);
-    const waited = performance.now() - waitFrom;
     const started = performance.now();
-    let outcome: CallOutcome = {};
+    let outcome: CallOutcome;
     try {
       const res = await deps.http.request({
         ...call.request,
-        timeoutMs: Math.max(timeoutMs - waited, timeoutMs / 2),
+        timeoutMs,
         signal,
       });
-      outcome = { answered: res.limitHeaders ?? {} };
+      outcome = res.limitHeaders ?? {};
       const text = res.body.toString('utf8');
       let body: unknown = text;
       if (!call.text) {
@@ -207,7 +205,6 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
       deps.onCall?.(provider, source, 'ok', (performance.now() - started) / 1000);
       return value;
     } catch (err) {
-      if (err instanceof HttpFailure && err.retryAfterMs !== undefined) outcome = { retryAfterMs: err.retryAfterMs };
       const refused = refusalOf(call, err);
       if (refused) {
         deps.onCall?.(provider, source, 'refused', (performance.now() - started) / 1000);

@@ -128,7 +128,7 @@ export function createProviderServices(
     pacer,
     shared,
     async close() {
-      await Promise.all([pacer.settled(), shared?.settled()]);
+      await Promise.all([pacer.settled(), shared?.close().catch(() => {})]);
       await recorder.close();
       await http.close();
     },

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { ProviderSlug } from './types.js';
 
@@ -13,6 +13,8 @@ import type { ProviderSlug } from './types.js';
  * Behind the per-process cache (cache.ts), which already makes one call per
  * key per process; this level costs one lookup statement per miss there, and
  * the lookups and stores that arrive together share one statement each.
+ * An entry goes when the process that fetched it stops (close), so a
+ * restarted deployment starts cold as it always did.
  * Only successes are stored, as JSON, under the SHA-256 of the runner's key
  * (which never holds a secret); a value whose JSON carries a configured
  * secret, or that is larger than MAX_VALUE_BYTES, is not shared.
@@ -25,6 +27,8 @@ export interface SharedCache {
   prune(): Promise<void>;
   /** Waits for the stores in flight (shutdown, tests). */
   settled(): Promise<void>;
+  /** Stops: the entries and flights of this process go (a restarted deployment starts cold). */
+  close(): Promise<void>;
 }
 
 export interface SharedCacheOptions {
@@ -61,7 +65,7 @@ function batcher<In, Out>(run: (items: In[]) => Promise<Out[]>) {
     run(batch.map((b) => b.item)).then(
       (outs) => {
         running = false;
-        batch.forEach((b, i) => b.resolve(outs[i]!));
+        for (const [i, b] of batch.entries()) b.resolve(outs[i]!);
         next();
       },
       (err: unknown) => {
@@ -83,11 +87,12 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
   const flightMs = options.flightMs ?? (() => 15_000);
   const pollMs = options.pollMs ?? 20;
   const stores = new Set<Promise<void>>();
+  const owner = randomUUID();
 
   const lookup = batcher<{ key: Buffer; flightMs: number }, Looked>(async (items) => {
     const { rows } = await pool.query<{ key: Buffer; value: string | null; state: 'hit' | 'claimed' | 'wait' }>(
-      'SELECT * FROM upstream_cache_lookup($1::bytea[], $2::float8[])',
-      [items.map((i) => i.key), items.map((i) => i.flightMs)],
+      'SELECT * FROM upstream_cache_lookup($1, $2::bytea[], $3::float8[])',
+      [owner, items.map((i) => i.key), items.map((i) => i.flightMs)],
     );
     const byKey = new Map(rows.map((r) => [r.key.toString('hex'), r]));
     return items.map((i) => {
@@ -100,13 +105,17 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
   const store = batcher<Store | { release: Buffer }, void>(async (items) => {
     const kept = items.filter((i): i is Store => 'value' in i);
     const released = items.filter((i): i is { release: Buffer } => 'release' in i).map((i) => i.release);
-    await pool.query('SELECT upstream_cache_store($1::bytea[], $2::text[], $3::text[], $4::float8[], $5::bytea[])', [
-      kept.map((s) => s.key),
-      kept.map((s) => s.provider),
-      kept.map((s) => s.value),
-      kept.map((s) => s.ttlMs),
-      released,
-    ]);
+    await pool.query(
+      'SELECT upstream_cache_store($1, $2::bytea[], $3::text[], $4::text[], $5::float8[], $6::bytea[])',
+      [
+        owner,
+        kept.map((s) => s.key),
+        kept.map((s) => s.provider),
+        kept.map((s) => s.value),
+        kept.map((s) => s.ttlMs),
+        released,
+      ],
+    );
     return items.map(() => undefined);
   });
 
@@ -162,6 +171,13 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
     },
     async settled() {
       while (stores.size > 0) await Promise.all([...stores]);
+    },
+    async close() {
+      while (stores.size > 0) await Promise.all([...stores]);
+      await pool.query(
+        'WITH gone AS (DELETE FROM upstream_flights WHERE owner = $1) DELETE FROM upstream_cache WHERE owner = $1',
+        [owner],
+      );
     },
   };
 }

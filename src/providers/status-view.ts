@@ -165,7 +165,11 @@ export function limitsText(view: LimitsView | undefined): string {
   }
   if (view.ratePerSecond !== null) {
     const r = view.ratePerSecond;
-    parts.push(r >= 1 ? `at most ${count.format(r)} calls a second` : `at most one call every ${count.format(Math.round(1 / r))} s`);
+    parts.push(
+      r >= 1
+        ? `at most ${count.format(r)} calls a second`
+        : `at most one call every ${count.format(Math.round(1 / r))} s`,
+    );
   }
   if (view.concurrency !== null) parts.push(`at most ${view.concurrency} at once`);
   const text = parts.join(' · ');

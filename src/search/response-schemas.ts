@@ -47,7 +47,13 @@ const providerSlugSchema = z.enum(PROVIDER_SLUGS);
 /** The slugs of the web engines (the `engine` parameter's values). */
 const engineSlugSchema = z.enum(ENGINE_SLUGS);
 
-const FAILURE_REASONS = ['timeout', 'error', 'rate_limited', 'unavailable', 'budget_exhausted'] as const satisfies readonly FailureReason[];
+const FAILURE_REASONS = [
+  'timeout',
+  'error',
+  'rate_limited',
+  'unavailable',
+  'budget_exhausted',
+] as const satisfies readonly FailureReason[];
 
 export const unresponsiveSchema = z
   .object({

@@ -14,14 +14,12 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 let db: TestDatabase;
 let fake: FakeServer;
-let answers = 0;
 
 beforeAll(async () => {
   db = await createTestDatabase();
   fake = await startFakeServer({
     '/rows': async (req) => {
       await new Promise((r) => setTimeout(r, Number(req.query.get('ms') ?? 0)));
-      answers++;
       if (req.query.get('fail')) return { status: 500, body: { error: 'boom' } };
       return { body: { rows: [req.query.get('q'), req.query.get('echo') ?? ''] } };
     },

@@ -19,7 +19,11 @@ export const brave: ProviderDescriptor = {
   // Brave's terms: results may be stored for at most a minute.
   cacheTtlMs: 60_000,
   // Brave reports both its windows on every answer (per second, per month): Sift paces by them, and
-  // until the first report at its free plan's one request a second.
+  // on Brave's own host, until the first report, at its free plan's one request a second.
+  terms: {
+    source: 'https://api-dashboard.search.brave.com/app/documentation/web-search/rate-limiting',
+    hosts: ['api.search.brave.com'],
+  },
   limitsReport: {
     source: 'https://api-dashboard.search.brave.com/app/documentation/web-search/rate-limiting',
     read: (headers) => limitsOfWindows(rateLimitWindows(headers, [1, 2_592_000])),

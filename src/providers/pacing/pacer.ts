@@ -11,10 +11,10 @@ import { isPaced, type PacingPlan, spacingMs } from './plan.js';
  * costs nothing: no statement is made for it.
  *
  * Providers that report their limits on their answers (Brave's X-RateLimit-*)
- * are paced by what they report: until the first report, by the lowest
- * plan's rate (`untilReported`), one call at a time per process; once an
- * answer reports no limit, the process stops asking the database (and goes
- * back to it when an answer reports one again).
+ * are paced by what they report, and on the upstream's own host by its
+ * lowest plan's rate until the first report (`untilReported`). Once an answer
+ * reports no limit, the process stops asking the database (and goes back to
+ * it when an answer reports one again).
  */
 
 /** A slot taken: give it back with what the answer said. */
@@ -23,15 +23,12 @@ export interface CallPermit {
   release(outcome: CallOutcome): Promise<void>;
 }
 
-export interface CallOutcome {
-  /**
-   * A 2xx answer's rate-limit headers ({} when it sent none): what the upstream reports of its
-   * limits. Absent for a failure: a refusal's own headers are not learnt from, its Retry-After is.
-   */
-  answered?: LimitHeaders;
-  /** A Retry-After the upstream asked for (a 429, a 503). */
-  retryAfterMs?: number;
-}
+/**
+ * How a paced call ended: a 2xx answer's rate-limit headers ({} when it sent none), what the
+ * upstream reports of its limits; undefined for a failure. A refusal's own headers are not learnt
+ * from: its Retry-After suspends the provider (suspension.ts), as any 429 does.
+ */
+export type CallOutcome = LimitHeaders | undefined;
 
 export interface BudgetCrossing {
   provider: ProviderSlug;
@@ -115,8 +112,6 @@ type Knowledge = 'unknown' | 'limited' | 'unlimited';
 export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
   const sleep = options.sleep ?? defaultSleep;
   const known = new Map<ProviderSlug, Knowledge>();
-  /** The one call per provider that finds out, while nothing is known, what the upstream reports. */
-  const scouts = new Map<ProviderSlug, Promise<void>>();
   const writes = new Set<Promise<unknown>>();
 
   function write(p: Promise<unknown>): Promise<void> {
@@ -204,11 +199,11 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
         if (done) return Promise.resolve();
         done = true;
         const report = options.reports.get(provider);
-        const answered = outcome.answered !== undefined;
+        const answered = outcome !== undefined;
         let limits: ReportedLimits | null = null;
-        if (report && outcome.answered) {
+        if (report && outcome) {
           try {
-            limits = report.read(outcome.answered);
+            limits = report.read(outcome);
           } catch {
             limits = null;
           }
@@ -218,12 +213,10 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
         const reported = plan.learnable && answered && (limits !== null || before !== 'unlimited');
         if (plan.learnable && answered) known.set(provider, limits ? 'limited' : 'unlimited');
         const stored = storedReport(limits);
-        const hold = outcome.retryAfterMs;
-        if (hold !== undefined && plan.learnable) known.set(provider, 'limited');
-        if (lease === null && !reported && hold === undefined) return Promise.resolve();
-        if (!viaDb && !reported && hold === undefined) return Promise.resolve();
+        if (lease === null && !reported) return Promise.resolve();
+        if (!viaDb && !reported) return Promise.resolve();
         return write(
-          pool.query('SELECT report_provider_call($1, $2, $3, $4, $5, $6, $7, $8, $9)', [
+          pool.query('SELECT report_provider_call($1, $2, $3, $4, $5, $6, $7, $8)', [
             provider,
             lease === null ? null : lease.toString(),
             reported,
@@ -232,7 +225,6 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
             stored.periodLimit,
             stored.periodRemaining,
             stored.periodResetMs,
-            hold ?? null,
           ]),
         );
       },
@@ -248,47 +240,7 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
       const lease = await acquire(provider, plan, maxWaitMs, signal);
       return permit(provider, plan, lease, true);
     }
-    let state = known.get(provider) ?? 'unknown';
-    if (state === 'unknown') {
-      const scout = scouts.get(provider);
-      if (scout) {
-        // Another call of this process is finding out what the upstream reports: wait for its answer.
-        const stop = new AbortController();
-        const gaveUp = sleep(maxWaitMs, signal ? AbortSignal.any([signal, stop.signal]) : stop.signal).catch(() => {});
-        await Promise.race([scout, gaveUp]);
-        stop.abort();
-        state = known.get(provider) ?? 'unknown';
-        if (state === 'unknown') {
-          throw new UpstreamError(
-            provider,
-            'paced',
-            'no free slot while the first call learns the limits',
-            undefined,
-            1000,
-          );
-        }
-      } else {
-        let finish!: () => void;
-        scouts.set(provider, new Promise<void>((resolve) => (finish = resolve)));
-        try {
-          const lease = await acquire(provider, plan, maxWaitMs, signal);
-          const inner = permit(provider, plan, lease, true);
-          return {
-            // The calls waiting for the scout go on once what it learnt is stored for every instance.
-            release(outcome) {
-              return inner.release(outcome).finally(() => {
-                scouts.delete(provider);
-                finish();
-              });
-            },
-          };
-        } catch (err) {
-          scouts.delete(provider);
-          finish();
-          throw err;
-        }
-      }
-    }
+    const state = known.get(provider) ?? 'unknown';
     if (state === 'unlimited' && !paced) return permit(provider, plan, null, false);
     const lease = await acquire(provider, plan, maxWaitMs, signal);
     return permit(provider, plan, lease, true);

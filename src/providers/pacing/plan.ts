@@ -78,7 +78,8 @@ export function pacingPlan(descriptor: ProviderDescriptor, config: Config, timeo
   }
 
   const report = descriptor.limitsReport;
-  const provisional = setting.rate === null ? undefined : report?.untilReported;
+  // The lowest plan's rate binds the upstream's own host, as its terms do.
+  const provisional = setting.rate === null || !terms ? undefined : report?.untilReported;
   return {
     intervalMs,
     explicitRate: Boolean(setting.rate),

@@ -31,7 +31,10 @@ function limitsField(view: LimitsView | undefined): { limits?: z.output<typeof l
 export const STATUS_NOT_PUBLISHED = 'Provider status is not published on this instance.';
 
 const limitsSchema = z.object({
-  rate_per_second: z.number().nullable().meta({ description: 'Calls a second Sift allows across the deployment; null: no rate.' }),
+  rate_per_second: z
+    .number()
+    .nullable()
+    .meta({ description: 'Calls a second Sift allows across the deployment; null: no rate.' }),
   concurrency: z.number().int().nullable().meta({ description: 'Calls in flight at once at most; null: no bound.' }),
   budget: z
     .object({
@@ -70,7 +73,8 @@ export const statusResponseSchema = z.object({
       last_error: z.string().meta({ description: 'Upstream error text, may be empty.' }),
       source: z.string().meta({ description: 'Where the last observation came from: `query`, `probe`, or "".' }),
       limits: limitsSchema.optional().meta({
-        description: 'What paces and budgets the provider (docs/configuration.md, Upstream terms); absent when nothing does.',
+        description:
+          'What paces and budgets the provider (docs/configuration.md, Upstream terms); absent when nothing does.',
       }),
     }),
   ),
