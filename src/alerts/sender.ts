@@ -277,7 +277,10 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
     try {
       await client.query('BEGIN');
       await client.query(
-        withQueryTimeout({ text: 'SELECT pg_advisory_xact_lock($1, hashtext($2))', values: [CLAIM_LOCK, target] }, STATEMENT_MS),
+        withQueryTimeout(
+          { text: 'SELECT pg_advisory_xact_lock($1, hashtext($2))', values: [CLAIM_LOCK, target] },
+          STATEMENT_MS,
+        ),
       );
       const { rows } = await client.query<OutboxRow>(
         withQueryTimeout({ text: CLAIM_SQL, values: [target, leaseMs, batchSize] }, STATEMENT_MS),

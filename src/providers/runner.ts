@@ -169,12 +169,24 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
         throw refused;
       }
       const failure = asUpstreamError(provider, err);
-      deps.recorder.record({ provider, ok: false, error: failure.message, latencyMs: performance.now() - started, source });
+      deps.recorder.record({
+        provider,
+        ok: false,
+        error: failure.message,
+        latencyMs: performance.now() - started,
+        source,
+      });
       deps.onCall?.(provider, source, failure.kind, (performance.now() - started) / 1000);
       // Probes run whatever the suspensions say, and their failures do not extend them.
       if (source === 'query') deps.suspensions?.failed(failure);
       deps.log?.warn(
-        { provider, kind: failure.kind, status: failure.status, url: safeUrl(call.request.url), error: failure.message },
+        {
+          provider,
+          kind: failure.kind,
+          status: failure.status,
+          url: safeUrl(call.request.url),
+          error: failure.message,
+        },
         'upstream call failed',
       );
       throw failure;
@@ -223,11 +235,7 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
   }
 
   /** Serves `fetch` through the cache when the task's TTL allows. */
-  function cached<T>(
-    task: ProviderTask<T>,
-    key: () => string,
-    fetch: () => Promise<T>,
-  ): Promise<T> {
+  function cached<T>(task: ProviderTask<T>, key: () => string, fetch: () => Promise<T>): Promise<T> {
     const ttl = task.cacheTtlMs ?? deps.providers.cacheTtlMs(task.provider);
     if (!deps.cache || ttl <= 0) return fetch();
     const size = task.size ? (v: T) => task.size!(v) : estimateBytes;
@@ -272,7 +280,11 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
       const key = () => mask(`${task.provider} flow ${task.key}`);
       return cached(task, key, () => unlessSuspended(task.provider, () => runFlow(task, signal)));
     }
-    return cached(task, () => callKey(task), () => unlessSuspended(task.provider, () => callAs(task, 'query', signal)));
+    return cached(
+      task,
+      () => callKey(task),
+      () => unlessSuspended(task.provider, () => callAs(task, 'query', signal)),
+    );
   }
 
   async function gather<T>(tasks: readonly ProviderTask<T>[], options: GatherOptions = {}): Promise<Gathered<T>[]> {

@@ -169,7 +169,9 @@ describe('alert webhooks', () => {
     expect(await outboxRows()).toBe(0);
   });
 
-  it('sends one digest when several providers flip together, even on different instances', { timeout: 90_000 }, async () => {
+  it('sends one digest when several providers flip together, even on different instances', {
+    timeout: 90_000,
+  }, async () => {
     const slugs: ProviderSlug[] = ['provider_01', 'provider_03', 'provider_05', 'provider_06', 'provider_08'];
     for (const slug of slugs) await observe(a, slug, true);
     // Whatever that announced (nothing, or a row left by an earlier state) is out before the outage.
@@ -210,7 +212,9 @@ describe('alert webhooks', () => {
     expect(String(digest.text)).toMatch(/^Sift: 5 provider state changes \(down: /);
   });
 
-  it('retries a failing receiver with growing delays until it takes the message, once', { timeout: 90_000 }, async () => {
+  it('retries a failing receiver with growing delays until it takes the message, once', {
+    timeout: 90_000,
+  }, async () => {
     await observe(a, 'provider_04', true);
     await sleep(WINDOW_MS * 2);
     receiver.reset();
