@@ -3,7 +3,7 @@ import path from 'node:path';
 import { type Env, envSchema } from './schema.js';
 
 export type { Rate } from './rate.js';
-export { ENV_VARIABLES } from './schema.js';
+export { ALERT_FORMATS, type AlertFormat, ENV_VARIABLES, namedAlertFormat } from './schema.js';
 
 /** The parsed, validated configuration. Names follow the environment variables. */
 export type Config = Env;

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { alertMessage, createAlertSender } from '../../src/alerts/sender.js';
+import { alertMessage } from '../../src/alerts/formats.js';
+import { createAlertSender } from '../../src/alerts/sender.js';
 import { targetOf } from '../../src/alerts/transitions.js';
 import { parseConfig } from '../../src/config/index.js';
 import type { ProviderSlug } from '../../src/providers/types.js';
