@@ -25,6 +25,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
+import { alertTargetOf } from '../src/alerts/formats.js';
 import { buildApp } from '../src/app.js';
 import { issueApiKey, listApiKeys, revokeApiKey } from '../src/auth/api-keys.js';
 import { createUser, findUserByName, setPassword } from '../src/auth/users.js';
@@ -224,7 +225,7 @@ function extrasOf(config: Config, base: string): { info: string[]; tries: string
       tries.push('# Prometheus metrics (sift_provider_state: 1 up, 0 down)', `curl "${base}/metrics"`);
   }
   if (config.ALERT_WEBHOOK_URLS.length > 0) {
-    const hosts = config.ALERT_WEBHOOK_URLS.map((u) => new URL(u).host);
+    const hosts = config.ALERT_WEBHOOK_URLS.map((u) => `${new URL(u).host} (${alertTargetOf(u).format})`);
     info.push(
       `  Alerts     ${hosts.join(', ')} (a message ${config.ALERT_DIGEST_WINDOW_MS / 1000} s after a provider goes down or up)`,
     );

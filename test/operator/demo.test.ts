@@ -165,7 +165,7 @@ describe('npm run demo', () => {
     expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(base).not.toMatch(/:1$/);
     expect(stdout).toContain(`Monitor    token ${MONITOR_TOKEN}`);
-    expect(stdout).toMatch(/^\s+Alerts\s+127\.0\.0\.1:\d+ /m);
+    expect(stdout).toMatch(/^\s+Alerts\s+127\.0\.0\.1:\d+ \(json\) /m);
     // The webhook's path holds its secret: the demo names the host only.
     expect(stdout + stderr).not.toContain('secret-token');
 
