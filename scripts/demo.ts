@@ -95,11 +95,12 @@ export function demoEnvironment(
   };
 }
 
-/** Refuses to start unless every provider is configured and every upstream is local (the demo is offline). */
+/** Refuses to start unless every provider (but those DISABLED_PROVIDERS names) is configured and every upstream is local (the demo is offline). */
 export function checkEverythingLocal(config: Config): void {
   const directory = createProviderDirectory(config);
   const problems: string[] = [];
   for (const p of PROVIDERS) {
+    if (config.DISABLED_PROVIDERS.includes(p.slug)) continue;
     if (!directory.isConfigured(p.slug)) problems.push(`${p.slug} (${p.name}) is not configured`);
   }
   for (const variable of ENV_VARIABLES) {

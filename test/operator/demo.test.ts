@@ -3,6 +3,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkEverythingLocal, demoEnvironment, startFakes } from '../../scripts/demo.js';
+import { parseConfig } from '../../src/config/index.js';
 import { PROVIDERS } from '../../src/providers/registry.js';
 import { WebClient } from '../auth/web-client.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.js';
@@ -321,4 +323,22 @@ describe('npm run demo with a bad option', () => {
       'demo failed: --fail provider_02:explode: the failure must be one of error, timeout, reset, garbage',
     );
   }, 60_000);
+});
+
+describe("the demo's configuration check", () => {
+  it('lets DISABLED_PROVIDERS leave a provider out, and refuses one merely unconfigured', async () => {
+    const fakes = await startFakes();
+    try {
+      const env = demoEnvironment(fakes.env, { port: '0', host: '127.0.0.1', dataDir: 'data/unused' });
+      expect(() => checkEverythingLocal(parseConfig({ ...env, DISABLED_PROVIDERS: 'provider_04' }))).not.toThrow();
+      expect(() => checkEverythingLocal(parseConfig({ ...env, STAAN_API_KEY: '' }))).toThrow(
+        /provider_04 \(Staan\) is not configured/,
+      );
+      expect(() => checkEverythingLocal(parseConfig({ ...env, STAAN_BASE_URL: 'https://api.staan.ai/v2' }))).toThrow(
+        /STAAN_BASE_URL is not a local fake: https:\/\/api\.staan\.ai\/v2/,
+      );
+    } finally {
+      await fakes.close();
+    }
+  });
 });
