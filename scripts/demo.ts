@@ -178,7 +178,7 @@ function controlCurls(control: FaultControl): string[] {
 }
 
 /** `--fail provider_04`, `--fail provider_04:timeout,provider_13`: each slug with its failure. */
-export function parseFailOption(values: readonly string[]): { slug: string; failure: keyof typeof FAILURES }[] {
+function parseFailOption(values: readonly string[]): { slug: string; failure: keyof typeof FAILURES }[] {
   return values
     .flatMap((v) => v.split(','))
     .map((v) => v.trim())
@@ -223,7 +223,10 @@ function extrasOf(config: Config, base: string): { info: string[]; tries: string
       `  Metrics    ${base}/metrics${config.METRICS_TOKEN ? ' (with your METRICS_TOKEN as a Bearer token)' : ''}`,
     );
     if (!config.METRICS_TOKEN)
-      tries.push('# Prometheus metrics (sift_provider_state: 1 up, 0 down)', `curl "${base}/metrics"`);
+      tries.push(
+        '# Prometheus metrics (sift_provider_state{state="down"} is 1 while a provider is down)',
+        `curl "${base}/metrics"`,
+      );
   }
   if (config.ALERT_WEBHOOK_URLS.length > 0) {
     const hosts = config.ALERT_WEBHOOK_URLS.map((u) => `${new URL(u).host} (${alertTargetOf(u).format})`);
@@ -242,7 +245,7 @@ async function main(): Promise<void> {
   let control: FaultControl;
   try {
     config = loadConfigWith({
-      // Probes every 30 s: an outage made with the control shows without a search.
+      // Probes every 30 s: an outage of a probed provider (maps, translate, weather, currency) shows without a search.
       defaults: { ...DEMO_DEFAULTS, PROBE_INTERVAL_SECONDS: '30' },
       fixed: { ...demoFixedEnvironment(fakes.env), ...options.fixed },
     });

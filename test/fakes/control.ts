@@ -41,14 +41,12 @@ export interface FaultControl {
   close(): Promise<void>;
 }
 
-export class UnknownProviderError extends Error {}
-
 /** Starts the control over the fakes on 127.0.0.1:`port` (0: any free port). */
 export async function startFaultControl(fakes: AllFakes, port = 0): Promise<FaultControl> {
   const states = new Map<string, Failure | 'ok'>(fakes.providers.map((p) => [p.slug, 'ok']));
   const serverOf = (slug: string) => {
     const fake = fakes.providers.find((p) => p.slug === slug);
-    if (!fake) throw new UnknownProviderError(`no provider "${slug}"`);
+    if (!fake) throw new Error(`no provider "${slug}"`);
     return fake.server;
   };
 
