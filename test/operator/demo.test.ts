@@ -107,7 +107,7 @@ beforeAll(async () => {
     env: {
       ...process.env,
       METRICS_ENABLED: 'true',
-      ALERT_WEBHOOK_URLS: `${receiver.origin}/hooks/secret-token`,
+      ALERT_WEBHOOK_URLS: `${receiver.origin}/hooks/secret-token,${receiver.origin}/sift-demo#format=ntfy`,
       ALERT_DIGEST_WINDOW_MS: '100',
       API_MONTHLY_QUOTA: '1000',
       STATUS_MONITOR_TOKEN: MONITOR_TOKEN,
@@ -167,7 +167,7 @@ describe('npm run demo', () => {
     expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(base).not.toMatch(/:1$/);
     expect(stdout).toContain(`Monitor    token ${MONITOR_TOKEN}`);
-    expect(stdout).toMatch(/^\s+Alerts\s+127\.0\.0\.1:\d+ \(json\) /m);
+    expect(stdout).toMatch(/^\s+Alerts\s+127\.0\.0\.1:\d+ \(json\), 127\.0\.0\.1:\d+ \(ntfy\) /m);
     // The webhook's path holds its secret: the demo names the host only.
     expect(stdout + stderr).not.toContain('secret-token');
 
@@ -270,6 +270,12 @@ describe('npm run demo', () => {
     const down = receiver.received.find((r) => r.body?.new_state === 'down')!;
     expect(down.path).toBe('/hooks/secret-token');
     expect(String(down.body.text)).toMatch(/^Sift: Mojeek \(demo\) \(provider_02, engine\) is down/);
+    // The second URL asked for ntfy's form.
+    const ntfyDown = () => receiver.received.find((r) => r.path === '/sift-demo' && r.text.includes('provider_02'));
+    await waitFor('the ntfy message', () => ntfyDown() !== undefined);
+    const ntfy = ntfyDown()!;
+    expect(ntfy.headers).toMatchObject({ title: 'Sift: Mojeek (demo) is down', priority: '4' });
+    expect(ntfy.text).toMatch(/^Sift: Mojeek \(demo\) \(provider_02, engine\) is down/);
 
     const restored = await fetch(`${control}/providers/provider_02/restore`, { method: 'POST' });
     expect(restored.status).toBe(200);
