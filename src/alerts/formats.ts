@@ -189,8 +189,8 @@ function cut(text: string, max: number): string {
  * - discord: POST `{"content", "allowed_mentions": {"parse": []}}` (markdown-escaped, at most 2,000 characters, pings nobody);
  * - ntfy: POST the plain text to the topic URL with `Title`, `Priority` (4 when it leaves a provider down, else 3) and `Tags`;
  * - gotify: POST `{"title", "message", "priority"}` (8 down, 4 up) to `/message` (the URL's `?token=` kept);
- * - uptime-kuma: GET the push URL with `status=down` while a provider is down (`downNow`), else `up`, and `msg`.
- * `downNow`: names of the providers down now, when known (else what the batch leaves down is used).
+ * - uptime-kuma: GET the push URL with `status=down` when the batch leaves a provider down or one is
+ *   down now (`downNow`: their names, when known), else `up`, and `msg`.
  */
 export function alertRequest(
   target: AlertTarget,
@@ -237,7 +237,7 @@ export function alertRequest(
     }
     case 'uptime-kuma': {
       const url = new URL(target.url);
-      const isDown = downNow ? downNow.length > 0 : down;
+      const isDown = down || (downNow ?? []).length > 0;
       // A provider coming back while another stays down: still an outage, and the message says so.
       const text =
         isDown && !down
