@@ -31,7 +31,7 @@
  * (fake upstream latency, 50); BENCH_KEYS (1000); DATABASE_URL.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,8 +51,10 @@ import {
   rssMb,
   serverNodeFlags,
 } from './proc.js';
+import { writeRunFigures } from './results-file.js';
 
 const t0 = performance.now();
+const startedAt = new Date();
 const loadAtStart = os.loadavg();
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -1206,7 +1208,8 @@ async function main() {
   // ---- report ----
   const totalS = (performance.now() - t0) / 1000;
   const lines: string[] = [];
-  lines.push(`# Sift benchmark — ${new Date().toISOString()}`);
+  const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).stdout?.trim();
+  lines.push(`# Sift benchmark — ${startedAt.toISOString()}${commit ? ` on ${commit}` : ''}`);
   lines.push('');
   const loads = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
   const settings = `fake upstream latency ${LATENCY} ms; endpoints: ${ENDPOINT_DURATION} s per side after ${ENDPOINT_WARMUP} s warm-up (${UNTARGETED_DURATION} s after ${UNTARGETED_WARMUP} s for the 10-connection runs no target reads), the floor's in two halves around Sift's; metrics: ${METRICS_ROUNDS} rounds of ${METRICS_ROUND_DURATION} s after ${ROUND_WARMUP} s, both Sifts at once; workers: ${WORKERS_PAIRS} pairs of ${ROUND_DURATION}-s rounds after ${ROUND_WARMUP} s; other measures: ${DURATION} s after ${WARMUP} s; database: ${EXTERNAL_DB ? 'DATABASE_URL' : 'embedded'}; one Sift process, API keys rotating over ${KEYS}${ONLY.size ? `; sections: ${[...ONLY].join(', ')}` : ''}`;
@@ -1234,46 +1237,45 @@ async function main() {
   );
   process.stdout.write(`${lines.join('\n')}\n`);
 
-  mkdirSync(path.join(root, 'bench', 'results'), { recursive: true });
-  writeFileSync(
-    path.join(root, 'bench', 'results', 'latest.json'),
-    `${JSON.stringify(
-      {
-        at: new Date().toISOString(),
-        machine: {
-          cpus: os.cpus().length,
-          model: os.cpus()[0]?.model,
-          node: process.version,
-          loadavg: { start: loadAtStart, end: os.loadavg() },
-        },
-        settings: {
-          durationS: DURATION,
-          warmupS: WARMUP,
-          endpointDurationS: ENDPOINT_DURATION,
-          endpointWarmupS: ENDPOINT_WARMUP,
-          untargetedDurationS: UNTARGETED_DURATION,
-          untargetedWarmupS: UNTARGETED_WARMUP,
-          roundDurationS: ROUND_DURATION,
-          metricsRoundDurationS: METRICS_ROUND_DURATION,
-          metricsRounds: METRICS_ROUNDS,
-          workersPairs: WORKERS_PAIRS,
-          roundWarmupS: ROUND_WARMUP,
-          mixDurationS: MIX_DURATION,
-          mixConnections: MIX_CONNECTIONS,
-          mix: Object.fromEntries(ENDPOINTS.map((e) => [e.name, e.mix])),
-          latencyMs: LATENCY,
-          keys: KEYS,
-          database: EXTERNAL_DB ? 'external' : 'embedded',
-          only: [...ONLY],
-        },
-        ...results,
-        targets,
-        totalS,
+  const written = writeRunFigures(path.join(root, 'bench', 'results'), {
+    at: startedAt,
+    full: ONLY.size === 0,
+    markdown: lines.join('\n'),
+    json: {
+      at: startedAt.toISOString(),
+      commit,
+      machine: {
+        cpus: os.cpus().length,
+        model: os.cpus()[0]?.model,
+        node: process.version,
+        loadavg: { start: loadAtStart, end: os.loadavg() },
       },
-      null,
-      2,
-    )}\n`,
-  );
+      settings: {
+        durationS: DURATION,
+        warmupS: WARMUP,
+        endpointDurationS: ENDPOINT_DURATION,
+        endpointWarmupS: ENDPOINT_WARMUP,
+        untargetedDurationS: UNTARGETED_DURATION,
+        untargetedWarmupS: UNTARGETED_WARMUP,
+        roundDurationS: ROUND_DURATION,
+        metricsRoundDurationS: METRICS_ROUND_DURATION,
+        metricsRounds: METRICS_ROUNDS,
+        workersPairs: WORKERS_PAIRS,
+        roundWarmupS: ROUND_WARMUP,
+        mixDurationS: MIX_DURATION,
+        mixConnections: MIX_CONNECTIONS,
+        mix: Object.fromEntries(ENDPOINTS.map((e) => [e.name, e.mix])),
+        latencyMs: LATENCY,
+        keys: KEYS,
+        database: EXTERNAL_DB ? 'external' : 'embedded',
+        only: [...ONLY],
+      },
+      ...results,
+      targets,
+      totalS,
+    },
+  });
+  log(`figures written to ${written.map((f) => path.relative(root, f)).join(', ')}`);
   rmSync(work, { recursive: true, force: true });
 }
 

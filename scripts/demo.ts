@@ -8,6 +8,14 @@
  *
  *   npm run demo                                   # http://127.0.0.1:8000
  *   npm run demo -- --port 8100 --host 0.0.0.0 --data-dir data/demo2
+ *   npm run demo -- --fail provider_04             # Staan's fake starts out failing
+ *   METRICS_ENABLED=true ALERT_WEBHOOK_URLS=… npm run demo
+ *
+ * The environment (and .env) is read as `npm start` reads it, with the demo's
+ * defaults where it sets nothing; the options beat both. Only what makes it a
+ * demo is fixed: the fakes' URLs and keys, its own database, DEMO_MODE. A
+ * fault control on 127.0.0.1 (test/fakes/control.ts, docs/demo.md) fails and
+ * restores providers while it runs.
  *
  * Ctrl-C (or SIGTERM) stops the server, the embedded database and the fakes.
  */
@@ -17,16 +25,18 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
+import { alertTargetOf } from '../src/alerts/formats.js';
 import { buildApp } from '../src/app.js';
 import { issueApiKey, listApiKeys, revokeApiKey } from '../src/auth/api-keys.js';
 import { createUser, findUserByName, setPassword } from '../src/auth/users.js';
-import { type Config, ConfigError, ENV_VARIABLES, parseConfig } from '../src/config/index.js';
+import { type Config, ConfigError, ENV_VARIABLES, loadConfigWith } from '../src/config/index.js';
 import { type Database, openDatabase } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
 import { createLifecycle } from '../src/lifecycle.js';
 import { PROVIDERS, createProviderDirectory } from '../src/providers/registry.js';
 import { shutdown } from '../src/shutdown.js';
 import { startAllFakes } from '../test/fakes/all.js';
+import { FAILURES, type FaultControl, isFailure, startFaultControl } from '../test/fakes/control.js';
 
 /*
  * The pieces are exported for scripts/api-reference.ts, which starts the same
@@ -35,8 +45,6 @@ import { startAllFakes } from '../test/fakes/all.js';
 
 export const DEMO_USER = 'demo';
 export const MONITOR_TOKEN = 'demo-monitor-token';
-
-const log = pino({ level: 'warn', base: { demo: true } }, pino.destination(2));
 
 /** Every fake upstream, started on 127.0.0.1 (test/fakes/all.ts), and the environment that points Sift at them. */
 export async function startFakes() {
@@ -51,32 +59,48 @@ export async function startFakes() {
     fx: all.frankfurter,
     libre: all.libretranslate,
   };
-  return { env: all.env, close: () => all.close(), fakes };
+  return { env: all.env, close: () => all.close(), fakes, all };
 }
 
-/** The demo's environment: every provider at its fake, its own embedded database, labelled as a demo. */
+/** What every demo sets whatever the environment says: every provider at its fake, its own embedded database, labelled as a demo. */
+export function demoFixedEnvironment(fakesEnv: Record<string, string>): Record<string, string> {
+  return {
+    ...fakesEnv,
+    // Never a DATABASE_URL from anywhere (a .env may hold production's): the demo has its own embedded database.
+    DATABASE_URL: '',
+    DEMO_MODE: 'true',
+  };
+}
+
+/** The demo's settings where the environment sets nothing. */
+export const DEMO_DEFAULTS: Readonly<Record<string, string>> = {
+  PORT: '8000',
+  HOST: '127.0.0.1',
+  DATA_DIR: 'data/demo',
+  LOG_LEVEL: 'warn',
+  STATUS_MONITOR_TOKEN: MONITOR_TOKEN,
+};
+
+/** The demo's environment without the user's (scripts/api-reference.ts records the docs from it). */
 export function demoEnvironment(
   fakesEnv: Record<string, string>,
   where: { port: string; host: string; dataDir: string },
 ): Record<string, string> {
   return {
-    ...fakesEnv,
+    ...DEMO_DEFAULTS,
+    ...demoFixedEnvironment(fakesEnv),
     PORT: where.port,
     HOST: where.host,
     DATA_DIR: path.resolve(where.dataDir),
-    // Never a DATABASE_URL from anywhere: the demo has its own embedded database.
-    DATABASE_URL: '',
-    LOG_LEVEL: 'warn',
-    DEMO_MODE: 'true',
-    STATUS_MONITOR_TOKEN: MONITOR_TOKEN,
   };
 }
 
-/** Refuses to start unless every provider is configured and every upstream is local (the demo is offline). */
+/** Refuses to start unless every provider (but those DISABLED_PROVIDERS names) is configured and every upstream is local (the demo is offline). */
 export function checkEverythingLocal(config: Config): void {
   const directory = createProviderDirectory(config);
   const problems: string[] = [];
   for (const p of PROVIDERS) {
+    if (config.DISABLED_PROVIDERS.includes(p.slug)) continue;
     if (!directory.isConfigured(p.slug)) problems.push(`${p.slug} (${p.name}) is not configured`);
   }
   for (const variable of ENV_VARIABLES) {
@@ -101,7 +125,7 @@ export async function demoCredentials(db: Database): Promise<{ password: string;
 }
 
 /** One line per endpoint: a comment and a curl command (double quotes only, nothing for the shell to expand). */
-export function curls(base: string, key: string): string[] {
+export function curls(base: string, key: string, monitorToken = MONITOR_TOKEN): string[] {
   const auth = `-H "Authorization: Api-Key ${key}"`;
   const api = (comment: string, pathAndQuery: string) => [
     `# ${comment}`,
@@ -133,29 +157,112 @@ export function curls(base: string, key: string): string[] {
     '# liveness, for load balancers',
     `curl "${base}/up"`,
     '# health roll-up for uptime monitors (token: ?token=, X-Monitor-Token or Authorization: Bearer)',
-    `curl "${base}/status/health?token=${MONITOR_TOKEN}"`,
+    `curl "${base}/status/health?token=${encodeURIComponent(monitorToken)}"`,
     "# one provider's health",
-    `curl -H "X-Monitor-Token: ${MONITOR_TOKEN}" "${base}/status/health/provider_01"`,
+    `curl -H "X-Monitor-Token: ${monitorToken}" "${base}/status/health/provider_01"`,
   ];
 }
 
-async function main(): Promise<void> {
-  const { values: args } = parseArgs({
+/** The fault control's commands, for one provider as the example. */
+function controlCurls(control: FaultControl): string[] {
+  const failing = Object.entries(control.states()).find(([, state]) => state !== 'ok')?.[0];
+  const slug = failing ?? 'provider_04';
+  return [
+    '# how every provider answers now',
+    `curl "${control.url}/providers"`,
+    `# make ${slug} fail (mode: ${Object.keys(FAILURES).join(', ')})`,
+    `curl -X POST "${control.url}/providers/${slug}/fail?mode=error"`,
+    `# and recover`,
+    `curl -X POST "${control.url}/providers/${slug}/restore"`,
+  ];
+}
+
+/** `--fail provider_04`, `--fail provider_04:timeout,provider_13`: each slug with its failure. */
+function parseFailOption(values: readonly string[]): { slug: string; failure: keyof typeof FAILURES }[] {
+  return values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean)
+    .map((item) => {
+      const [slug, failure = 'error'] = item.split(':');
+      if (!isFailure(failure)) {
+        throw new Error(`--fail ${item}: the failure must be one of ${Object.keys(FAILURES).join(', ')}`);
+      }
+      return { slug: slug!, failure };
+    });
+}
+
+/** The demo's options; each given one beats the environment. */
+function readOptions() {
+  const { values } = parseArgs({
     options: {
-      port: { type: 'string', default: '8000' },
-      host: { type: 'string', default: '127.0.0.1' },
-      'data-dir': { type: 'string', default: 'data/demo' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+      fail: { type: 'string', multiple: true, default: [] },
+      'control-port': { type: 'string', default: '8001' },
     },
   });
+  const fixed: Record<string, string> = {};
+  if (values.port !== undefined) fixed.PORT = values.port;
+  if (values.host !== undefined) fixed.HOST = values.host;
+  if (values['data-dir'] !== undefined) fixed.DATA_DIR = values['data-dir'];
+  const controlPort = Number(values['control-port']);
+  if (!Number.isInteger(controlPort) || controlPort < 0 || controlPort > 65535) {
+    throw new Error(`--control-port must be a port number (got "${values['control-port']}")`);
+  }
+  return { fixed, fail: parseFailOption(values.fail), controlPort };
+}
+
+/** The lines that say what the environment switched on (webhook hosts only: their URLs often hold a secret). */
+function extrasOf(config: Config, base: string): { info: string[]; tries: string[] } {
+  const info: string[] = [];
+  const tries: string[] = [];
+  if (config.METRICS_ENABLED) {
+    info.push(
+      `  Metrics    ${base}/metrics${config.METRICS_TOKEN ? ' (with your METRICS_TOKEN as a Bearer token)' : ''}`,
+    );
+    if (!config.METRICS_TOKEN)
+      tries.push(
+        '# Prometheus metrics (sift_provider_state{state="down"} is 1 while a provider is down)',
+        `curl "${base}/metrics"`,
+      );
+  }
+  if (config.ALERT_WEBHOOK_URLS.length > 0) {
+    const hosts = config.ALERT_WEBHOOK_URLS.map((u) => `${new URL(u).host} (${alertTargetOf(u).format})`);
+    info.push(
+      `  Alerts     ${hosts.join(', ')} (a message ${config.ALERT_DIGEST_WINDOW_MS / 1000} s after a provider goes down or up)`,
+    );
+  }
+  if (config.API_MONTHLY_QUOTA > 0) info.push(`  Quota      ${config.API_MONTHLY_QUOTA} searches a month per key`);
+  return { info, tries };
+}
+
+async function main(): Promise<void> {
+  const options = readOptions();
   const fakes = await startFakes();
   let config: Config;
+  let control: FaultControl;
   try {
-    config = parseConfig(demoEnvironment(fakes.env, { port: args.port, host: args.host, dataDir: args['data-dir'] }));
+    config = loadConfigWith({
+      // Probes every 30 s: an outage of a probed provider (maps, translate, weather, currency) shows without a search.
+      defaults: { ...DEMO_DEFAULTS, PROBE_INTERVAL_SECONDS: '30' },
+      fixed: { ...demoFixedEnvironment(fakes.env), ...options.fixed },
+    });
     checkEverythingLocal(config);
+    control = await startFaultControl(fakes.all, options.controlPort);
+    for (const { slug, failure } of options.fail) {
+      if (!(slug in control.states())) {
+        await control.close();
+        throw new Error(`--fail ${slug}: no such provider (one of ${Object.keys(control.states()).join(', ')})`);
+      }
+      control.fail(slug, failure);
+    }
   } catch (err) {
     await fakes.close();
     throw err instanceof ConfigError ? new Error(err.problems.join('\n')) : err;
   }
+  const log = pino({ level: config.LOG_LEVEL, base: { demo: true } }, pino.destination(2));
 
   const lifecycle = createLifecycle();
   let db: Database | undefined;
@@ -172,6 +279,7 @@ async function main(): Promise<void> {
         drainTimeoutMs: 5000,
         log,
       });
+      await control.close();
       await fakes.close();
     })();
     return stopping;
@@ -203,6 +311,7 @@ async function main(): Promise<void> {
     const { port } = app.server.address() as AddressInfo;
     const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
     const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const extras = extrasOf(config, base);
     const lines = [
       '',
       'Sift demo: every provider answers from a local fake upstream; nothing leaves this machine.',
@@ -211,12 +320,18 @@ async function main(): Promise<void> {
       `  Base URL   ${base}`,
       `  API key    ${credentials.key}`,
       `  Sign in    ${base}/login as ${DEMO_USER} / ${credentials.password}  (then ${base}/status and ${base}/settings/keys)`,
-      `  Monitor    token ${MONITOR_TOKEN}`,
+      `  Monitor    token ${config.STATUS_MONITOR_TOKEN || '(none: the health endpoints are open)'}`,
       `  Data       ${config.DATA_DIR} (embedded PostgreSQL; delete it to start afresh)`,
+      `  Control    ${control.url} (demo only: fail and restore providers)`,
+      ...extras.info,
       '',
       'Try:',
       '',
-      ...curls(base, credentials.key).map((l) => `  ${l}`),
+      ...[...curls(base, credentials.key, config.STATUS_MONITOR_TOKEN), ...extras.tries].map((l) => `  ${l}`),
+      '',
+      'Make a provider fail, then recover (the status page, /metrics and the webhooks react; docs/demo.md):',
+      '',
+      ...controlCurls(control).map((l) => `  ${l}`),
       '',
       'Ctrl-C stops the demo.',
       '',

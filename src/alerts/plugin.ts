@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { healthOf } from '../providers/health-store.js';
 import { createAlertSender } from './sender.js';
 
 /*
@@ -6,7 +7,7 @@ import { createAlertSender } from './sender.js';
  * set). The changes are queued by the health recorder's status writes
  * (transitions.ts, wired in providers/services.ts); this instance sends what
  * is due (sender.ts): soon after it queued a change itself, and on a slow
- * poll for the others'.
+ * poll for the others'. Each URL gets the message in its format (formats.ts).
  */
 export async function alertsPlugin(app: FastifyInstance): Promise<void> {
   const config = app.config;
@@ -19,6 +20,11 @@ export async function alertsPlugin(app: FastifyInstance): Promise<void> {
     describe: (slug) => {
       const d = app.providers.configured().find((p) => p.slug === slug) ?? app.providers.get(slug);
       return { name: d?.name ?? slug, group: d?.group ?? '' };
+    },
+    downNow: async () => {
+      const configured = app.providers.configured();
+      const health = healthOf(configured, await app.health.reader.rows());
+      return configured.filter((_, i) => health[i]!.state === 'down').map((p) => p.name);
     },
   });
   app.health.recorder.onStatusWritten((written) => {

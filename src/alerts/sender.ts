@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { withQueryTimeout } from '../db/pool.js';
+import { type AlertTarget, alertRequest, alertTargetOf, type StateChange } from './formats.js';
 import { targetOf } from './transitions.js';
 
 /*
@@ -11,8 +12,9 @@ import { targetOf } from './transitions.js';
  *   that target still inside its digest window (UPDATE … WHERE id IN (SELECT
  *   … FOR UPDATE SKIP LOCKED), which also sets a lease, under the target's
  *   advisory lock), so changes made at about the same time go out as ONE
- *   message: the single-change body, or a digest of all of them (its text
- *   says per provider what changed since the last message). Two instances
+ *   message in the target's format (formats.ts): the single change, or a
+ *   digest of all of them (its text says per provider what changed since
+ *   the last message). Two instances
  *   never claim the same row, nor split one batch;
  * - a 2xx deletes the rows; anything else (or no answer within the timeout)
  *   retries them after a growing delay (the window, doubled each attempt, at
@@ -41,6 +43,8 @@ export interface AlertSenderOptions {
   log: Log;
   /** Display name and group of a provider slug. */
   describe(slug: string): { name: string; group: string };
+  /** Names of the providers down now (Uptime Kuma's push reads an outage from them); may reject. */
+  downNow?(): Promise<string[]>;
   pollMs?: number;
   /** Bound on one delivery (ms). */
   timeoutMs?: number;
@@ -62,15 +66,6 @@ export interface AlertSender {
   tick(): Promise<void>;
   /** Stops ticking and abandons a delivery in flight (its rows return after the lease). */
   stop(): Promise<void>;
-}
-
-export interface StateChange {
-  slug: string;
-  name: string;
-  group: string;
-  old_state: 'up' | 'down';
-  new_state: 'up' | 'down';
-  changed_at: string;
 }
 
 interface OutboxRow {
@@ -104,67 +99,6 @@ const CLAIM_SQL = `UPDATE alert_outbox o
   RETURNING o.id, o.provider, o.old_ok, o.new_ok, o.changed_at, o.created_at, o.attempts`;
 const PURGE_EVERY_MS = 3_600_000;
 
-/**
- * Escapes text for Slack-style markup (Slack, Mattermost): `&`, `<` and `>` are what mentions such as
- * `<!channel>` and links such as `<https://x|y>` are made of. The texts hold only Sift's own words,
- * so this is a second line of defence.
- */
-export function escapeMarkup(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
-/** "2025-06-01 12:00:00 UTC" */
-function timeOf(iso: string): string {
-  return `${iso.slice(0, 19).replace('T', ' ')} UTC`;
-}
-
-/** What one provider did over a batch of its changes (oldest first), in words. */
-function summaryOf(changes: readonly StateChange[]): string {
-  const from = changes[0]!.old_state;
-  const to = changes.at(-1)!.new_state;
-  if (from !== to) return to;
-  return from === 'up' ? 'down and back up' : 'up and down again';
-}
-
-/**
- * The JSON body for a batch of changes (oldest first): the change itself when alone, else a digest.
- * `changes` lists every change; the text says per provider what changed since the last message (a
- * provider that went down and came back within the batch is said so, never as "down" and "up").
- * The text carries only provider names, slugs, groups, states and times, escaped for the markup.
- */
-export function alertMessage(changes: readonly StateChange[]): Record<string, unknown> {
-  const label = (c: StateChange) => escapeMarkup(`${c.name} (${c.slug}, ${c.group})`);
-  if (changes.length === 1) {
-    const c = changes[0]!;
-    const text =
-      c.new_state === 'down'
-        ? `Sift: ${label(c)} is down (since ${timeOf(c.changed_at)}).`
-        : `Sift: ${label(c)} is back up (since ${timeOf(c.changed_at)}).`;
-    return { event: 'provider_state_changed', text, ...c };
-  }
-  const byProvider = new Map<string, StateChange[]>();
-  for (const c of changes) {
-    const list = byProvider.get(c.slug);
-    if (list) list.push(c);
-    else byProvider.set(c.slug, [c]);
-  }
-  const groups = new Map<string, string[]>();
-  for (const list of byProvider.values()) {
-    const words = summaryOf(list);
-    const names = groups.get(words) ?? [];
-    names.push(escapeMarkup(list[0]!.name));
-    groups.set(words, names);
-  }
-  const order = ['down', 'up', 'down and back up', 'up and down again'];
-  const parts = order.filter((w) => groups.has(w)).map((w) => `${w}: ${groups.get(w)!.join(', ')}`);
-  return {
-    event: 'provider_state_digest',
-    text: `Sift: ${changes.length} provider state changes (${parts.join('; ')}).`,
-    count: changes.length,
-    changes,
-  };
-}
-
 function hostOf(url: string): string {
   try {
     return new URL(url).host;
@@ -182,7 +116,10 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
   const maxBackoffMs = options.maxBackoffMs ?? 3_600_000;
   const giveUpMs = options.giveUpMs ?? 86_400_000;
   const batchSize = options.batchSize ?? 100;
-  const targets = options.urls.map((url, i) => ({ url, target: targetOf(url), name: `#${i + 1} ${hostOf(url)}` }));
+  const targets = options.urls.map((url, i) => {
+    const to: AlertTarget = alertTargetOf(url);
+    return { to, target: targetOf(url), name: `#${i + 1} ${hostOf(url)} (${to.format})` };
+  });
   const targetIds = targets.map((t) => t.target);
 
   let timer: NodeJS.Timeout | undefined;
@@ -277,7 +214,10 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
     try {
       await client.query('BEGIN');
       await client.query(
-        withQueryTimeout({ text: 'SELECT pg_advisory_xact_lock($1, hashtext($2))', values: [CLAIM_LOCK, target] }, STATEMENT_MS),
+        withQueryTimeout(
+          { text: 'SELECT pg_advisory_xact_lock($1, hashtext($2))', values: [CLAIM_LOCK, target] },
+          STATEMENT_MS,
+        ),
       );
       const { rows } = await client.query<OutboxRow>(
         withQueryTimeout({ text: CLAIM_SQL, values: [target, leaseMs, batchSize] }, STATEMENT_MS),
@@ -308,18 +248,17 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
 
   /** Posts one message for the rows; true when the target took it. */
   async function deliver(t: (typeof targets)[number], rows: OutboxRow[]): Promise<boolean> {
-    const message = alertMessage(rows.map(changeOf));
+    const changes = rows.map(changeOf);
+    const downNow =
+      t.to.format === 'uptime-kuma' && options.downNow ? await options.downNow().catch(() => undefined) : undefined;
+    const request = alertRequest(t.to, changes, downNow);
     const ids = rows.map((r) => r.id);
     let failure = '';
     try {
-      const res = await fetch(t.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': options.userAgent,
-          'x-sift-event': String(message.event),
-        },
-        body: JSON.stringify(message),
+      const res = await fetch(request.url, {
+        method: request.method,
+        headers: { ...request.headers, 'user-agent': options.userAgent },
+        body: request.body,
         redirect: 'manual',
         signal: AbortSignal.any([aborter.signal, AbortSignal.timeout(timeoutMs)]),
       });

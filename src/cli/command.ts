@@ -19,7 +19,10 @@ export interface Command {
   options?: ParseArgsConfig['options'];
   /** Commands open the database already migrated unless this is set (the migrate command itself). */
   noAutoMigrate?: boolean;
-  run(ctx: CliContext, args: { positionals: string[]; values: Record<string, string | boolean | undefined> }): Promise<void>;
+  run(
+    ctx: CliContext,
+    args: { positionals: string[]; values: Record<string, string | boolean | undefined> },
+  ): Promise<void>;
 }
 
 /** An expected failure: printed as one line, exit status 1. */

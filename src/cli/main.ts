@@ -15,7 +15,7 @@ function usage(): string {
     'Commands:',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
-    'Run `sift <command> --help` for a command\'s arguments.',
+    "Run `sift <command> --help` for a command's arguments.",
   ].join('\n');
 }
 
@@ -23,7 +23,12 @@ function commandUsage(c: Command): string {
   const opts = Object.entries(c.options ?? {}).map(
     ([name, o]) => `  --${name}${o.type === 'string' ? ' <value>' : ''}`,
   );
-  return [`Usage: sift ${c.name} ${c.usage}`.trimEnd(), '', c.summary, ...(opts.length ? ['', 'Options:', ...opts] : [])].join('\n');
+  return [
+    `Usage: sift ${c.name} ${c.usage}`.trimEnd(),
+    '',
+    c.summary,
+    ...(opts.length ? ['', 'Options:', ...opts] : []),
+  ].join('\n');
 }
 
 export async function runCli(argv: string[]): Promise<number> {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { type Env, envSchema } from './schema.js';
 
 export type { Rate } from './rate.js';
-export { ENV_VARIABLES } from './schema.js';
+export { ALERT_FORMATS, type AlertFormat, ENV_VARIABLES, namedAlertFormat } from './schema.js';
 
 /** The parsed, validated configuration. Names follow the environment variables. */
 export type Config = Env;
@@ -38,9 +38,22 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
  * directory when present (real environment variables win), then validates.
  */
 export function loadConfig(): Config {
+  return loadConfigWith({});
+}
+
+/**
+ * loadConfig for a stack that brings settings of its own (`npm run demo`):
+ * `defaults` apply where the environment (or `.env`) leaves a variable unset
+ * or blank, `fixed` whatever it says.
+ */
+export function loadConfigWith(layers: { defaults?: Record<string, string>; fixed?: Record<string, string> }): Config {
   const envFile = path.resolve('.env');
   if (existsSync(envFile)) process.loadEnvFile(envFile);
-  return parseConfig(process.env);
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const [name, value] of Object.entries(layers.defaults ?? {})) {
+    if (!env[name]?.trim()) env[name] = value;
+  }
+  return parseConfig({ ...env, ...layers.fixed });
 }
 
 /** Environment variables the test harness reads (kept here so nothing else touches process.env). */

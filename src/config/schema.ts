@@ -153,6 +153,32 @@ const urlList = () =>
     return items;
   });
 
+/** The message formats of ALERT_WEBHOOK_URLS, one per URL: `#format=<name>` (src/alerts/formats.ts). */
+export const ALERT_FORMATS = ['json', 'slack', 'discord', 'ntfy', 'gotify', 'uptime-kuma'] as const;
+export type AlertFormat = (typeof ALERT_FORMATS)[number];
+
+/** The format a webhook URL names in its fragment (`#format=discord`), '' for none, undefined for a fragment that names none. */
+export function namedAlertFormat(url: URL): AlertFormat | '' | undefined {
+  if (!url.hash) return '';
+  const name = /^#format=([a-z-]+)$/.exec(url.hash)?.[1];
+  return ALERT_FORMATS.find((f) => f === name);
+}
+
+/** ALERT_WEBHOOK_URLS: http(s) URLs, each with an optional `#format=<name>`. Problems name the entry, never its text. */
+const webhookList = () =>
+  urlList().transform((items, ctx) => {
+    for (const [i, item] of items.entries()) {
+      if (namedAlertFormat(new URL(item)) === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `entry ${i + 1}: a fragment must be #format=<${ALERT_FORMATS.join('|')}>`,
+        });
+        return z.NEVER;
+      }
+    }
+    return items;
+  });
+
 /**
  * `TRUST_PROXY`: true/false, a hop count, or a comma list of addresses/CIDRs (trust-proxy.ts says
  * what each means); an entry that is no address stops the start rather than trusting nothing.
@@ -250,7 +276,7 @@ export const envSchema = z.object({
   // Operations: Prometheus metrics, alert webhooks
   METRICS_ENABLED: bool(false),
   METRICS_TOKEN: optionalStr(),
-  ALERT_WEBHOOK_URLS: urlList(),
+  ALERT_WEBHOOK_URLS: webhookList(),
   ALERT_DIGEST_WINDOW_MS: int(10000, 0, 600000),
 
   // API limits

@@ -2,9 +2,10 @@ import { BlockList, isIP } from 'node:net';
 
 /*
  * TRUST_PROXY, as the function of (address, hop) that Fastify's `trustProxy` option takes: each
- * documented form means what the README says, whatever Fastify reads into a bare number or string
- * (Fastify 5 reads a bare hop count as "trust nothing"). Hop 0 is the peer of the socket; hop 1 the
- * last X-Forwarded-For entry, and so on; the client is the first address not trusted.
+ * documented form means what docs/operations.md (Security) says, whatever Fastify reads into a
+ * bare number or string (Fastify 5 reads a bare hop count as "trust nothing"). Hop 0 is the peer
+ * of the socket; hop 1 the last X-Forwarded-For entry, and so on; the client is the first address
+ * not trusted.
  * - `true`: every hop is a proxy (the client is the first X-Forwarded-For entry).
  * - a hop count N: the N nearest hops are proxies, provided the nearest is on a loopback, link-local
  *   or private address (as a proxy on the same host or network is). A client reaching Sift directly

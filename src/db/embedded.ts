@@ -188,9 +188,13 @@ function serverUser(logger: EmbeddedLogger): RunAs {
   if (!user) {
     logger.info('embedded postgres: creating the "postgres" OS user to run the server (PostgreSQL refuses root)');
     try {
-      execFileSync('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', SUPERUSER], {
-        stdio: 'ignore',
-      });
+      execFileSync(
+        'useradd',
+        ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', SUPERUSER],
+        {
+          stdio: 'ignore',
+        },
+      );
     } catch {
       try {
         execFileSync('adduser', ['-S', '-D', '-H', SUPERUSER], { stdio: 'ignore' });
@@ -224,7 +228,11 @@ async function ensureTraversable(target: string, user: RunAs, logger: EmbeddedLo
     const st = await fs.stat(d).catch(() => null);
     if (!st?.isDirectory()) continue;
     const reachable =
-      st.uid === user.uid ? (st.mode & 0o100) !== 0 : st.gid === user.gid ? (st.mode & 0o010) !== 0 : (st.mode & 0o001) !== 0;
+      st.uid === user.uid
+        ? (st.mode & 0o100) !== 0
+        : st.gid === user.gid
+          ? (st.mode & 0o010) !== 0
+          : (st.mode & 0o001) !== 0;
     if (!reachable) {
       await fs.chmod(d, st.mode | 0o001);
       logger.info(`embedded postgres: allowed the postgres user to traverse ${d} (chmod o+x)`);
@@ -344,7 +352,8 @@ async function withFileLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
         await fs.rm(file, { force: true });
         continue;
       }
-      if (Date.now() > deadline) throw new EmbeddedPostgresError(`Timed out waiting for ${file} (held by pid ${holder}).`);
+      if (Date.now() > deadline)
+        throw new EmbeddedPostgresError(`Timed out waiting for ${file} (held by pid ${holder}).`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -681,7 +690,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       if (existsSync(pgdata)) {
         const entries = await fs.readdir(pgdata);
         if (entries.length > 0) {
-          throw new EmbeddedPostgresError(`${pgdata} exists but holds no PostgreSQL cluster; move it away or set DATA_DIR.`);
+          throw new EmbeddedPostgresError(
+            `${pgdata} exists but holds no PostgreSQL cluster; move it away or set DATA_DIR.`,
+          );
         }
         await fs.rmdir(pgdata);
       }
@@ -690,7 +701,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       password = await readPassword(credFile);
     }
     if (!password) {
-      throw new EmbeddedPostgresError(`${credFile} is missing or unreadable; the embedded database's password cannot be found.`);
+      throw new EmbeddedPostgresError(
+        `${credFile} is missing or unreadable; the embedded database's password cannot be found.`,
+      );
     }
 
     // Already running (another Sift process, the CLI, or an orphan of a killed run)?
@@ -702,7 +715,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
         const orphan = !processAlive(ownerPid) || ownerPid === process.pid;
         if (orphan) {
           await fs.writeFile(ownerFile, String(process.pid));
-          logger.info(`embedded postgres: adopted the server already running on port ${pidFile.port} (pid ${pidFile.pid})`);
+          logger.info(
+            `embedded postgres: adopted the server already running on port ${pidFile.port} (pid ${pidFile.pid})`,
+          );
         } else {
           logger.info(`embedded postgres: using the server started by pid ${ownerPid} on port ${pidFile.port}`);
         }
@@ -723,14 +738,24 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       max_connections: '200',
       ...options.settings,
     };
-    const serverArgs = [`-p ${port}`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v === '' ? "''" : v}`)].join(' ');
+    const serverArgs = [
+      `-p ${port}`,
+      ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v === '' ? "''" : v}`),
+    ].join(' ');
     const logFile = path.join(pgdata, 'server.log');
-    const { code, output } = await runLoadingPg(bins.pgCtl, ['start', '-D', pgdata, '-l', logFile, '-w', '-t', '60', '-o', serverArgs], {
-      ...user,
-      env: { ...process.env, LC_ALL: 'C' },
-    });
+    const { code, output } = await runLoadingPg(
+      bins.pgCtl,
+      ['start', '-D', pgdata, '-l', logFile, '-w', '-t', '60', '-o', serverArgs],
+      {
+        ...user,
+        env: { ...process.env, LC_ALL: 'C' },
+      },
+    );
     if (code !== 0) {
-      const tail = await fs.readFile(logFile, 'utf8').then((t) => t.slice(-1200)).catch(() => '');
+      const tail = await fs
+        .readFile(logFile, 'utf8')
+        .then((t) => t.slice(-1200))
+        .catch(() => '');
       throw new EmbeddedPostgresError(`pg_ctl start failed: ${output.trim()}\n${tail}`);
     }
     await fs.writeFile(ownerFile, String(process.pid));

@@ -33,7 +33,9 @@ export class MigrationError extends Error {
 }
 
 export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort();
   const seen = new Set<number>();
   return files.map((file) => {
     const match = /^(\d{4})_([a-z0-9_]+)\.sql$/.exec(file);

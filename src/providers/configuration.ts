@@ -50,7 +50,9 @@ export function providerConfiguration(config: Config): ProviderConfigurationRow[
  * One line per provider group:
  * `engine: configured provider_03 (Marginalia); not configured provider_01 (Brave Search): no key (BRAVE_API_KEY)`.
  */
-export function configurationSummary(rows: readonly ProviderConfigurationRow[]): { group: ProviderGroup; line: string }[] {
+export function configurationSummary(
+  rows: readonly ProviderConfigurationRow[],
+): { group: ProviderGroup; line: string }[] {
   return GROUPS.map(({ key }) => {
     const inGroup = rows.filter((r) => r.group === key);
     const on = inGroup.filter((r) => r.configured).map((r) => `${r.slug} (${r.name})`);

@@ -61,7 +61,10 @@ export interface FakeServerOptions {
 }
 
 /** Starts a fake upstream. `routes` maps "GET /path" (or "/path" for any method) to a handler. */
-export async function startFakeServer(routes: Record<string, FakeHandler>, options: FakeServerOptions = {}): Promise<FakeServer> {
+export async function startFakeServer(
+  routes: Record<string, FakeHandler>,
+  options: FakeServerOptions = {},
+): Promise<FakeServer> {
   const requests: FakeRequest[] = [];
   const modes: { prefix: string; mode: FaultMode }[] = [];
   const open = new Set<ServerResponse>();

@@ -34,7 +34,12 @@ describe('configuration', () => {
   });
 
   it('names every bad variable on its own line and says why', () => {
-    const lines = problems({ PORT: 'abc', LOG_LEVEL: 'loud', API_THROTTLE_BURST: '10/fortnight', STATUS_PAGE_ENABLED: 'maybe' });
+    const lines = problems({
+      PORT: 'abc',
+      LOG_LEVEL: 'loud',
+      API_THROTTLE_BURST: '10/fortnight',
+      STATUS_PAGE_ENABLED: 'maybe',
+    });
     expect(lines).toHaveLength(4);
     expect(lines.find((l) => l.startsWith('PORT:'))).toMatch(/integer/);
     expect(lines.find((l) => l.startsWith('LOG_LEVEL:'))).toMatch(/one of/);

@@ -43,8 +43,14 @@ describe('migrations', () => {
     const pools = Array.from({ length: 4 }, () => createPool(url));
     const results = await Promise.all(pools.map((p) => migrate(p)));
     const appliedTotal = results.flatMap((r) => r.applied);
-    expect(appliedTotal.sort()).toEqual(readMigrations().map((m) => m.name).sort());
-    const { rows } = await pools[0]!.query('SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version');
+    expect(appliedTotal.sort()).toEqual(
+      readMigrations()
+        .map((m) => m.name)
+        .sort(),
+    );
+    const { rows } = await pools[0]!.query(
+      'SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version',
+    );
     expect(rows.every((r) => r.n === 1)).toBe(true);
     await Promise.all(pools.map((p) => p.end()));
   });
@@ -66,7 +72,9 @@ describe('migrations', () => {
     writeFileSync(path.join(dir, '0002_bad.sql'), 'CREATE TABLE half (id int); SELECT no_such_function();');
     const pool = createPool(await emptyDatabase());
     await expect(migrate(pool, dir)).rejects.toThrow(/0002_bad\.sql failed/);
-    const { rows } = await pool.query("SELECT to_regclass('half') AS half, (SELECT count(*)::int FROM schema_migrations) AS n");
+    const { rows } = await pool.query(
+      "SELECT to_regclass('half') AS half, (SELECT count(*)::int FROM schema_migrations) AS n",
+    );
     expect(rows[0]).toEqual({ half: null, n: 1 });
     await pool.end();
   });

@@ -6,7 +6,13 @@ import type { TestDatabase } from './db.js';
 
 /** A Config as the environment `env` would give (defaults otherwise), on the test database. */
 export function testConfig(db: Pick<TestDatabase, 'url'> | null, env: Record<string, string> = {}): Config {
-  return parseConfig({ DATA_DIR: 'data/test-app', LOG_LEVEL: 'silent', PROBE_INTERVAL_SECONDS: '0', ...(db ? { DATABASE_URL: db.url } : {}), ...env });
+  return parseConfig({
+    DATA_DIR: 'data/test-app',
+    LOG_LEVEL: 'silent',
+    PROBE_INTERVAL_SECONDS: '0',
+    ...(db ? { DATABASE_URL: db.url } : {}),
+    ...env,
+  });
 }
 
 export interface TestApp {

@@ -1,10 +1,10 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { alertMessage, createAlertSender } from '../../src/alerts/sender.js';
+import { alertMessage } from '../../src/alerts/formats.js';
+import { createAlertSender } from '../../src/alerts/sender.js';
 import { targetOf } from '../../src/alerts/transitions.js';
 import { parseConfig } from '../../src/config/index.js';
 import type { ProviderSlug } from '../../src/providers/types.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
@@ -20,58 +20,13 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 // side by side) still land in one window: 1 s was not, twice in CI.
 const WINDOW_MS = 2000;
 
-interface Received {
-  at: number;
-  headers: http.IncomingHttpHeaders;
-  body: Record<string, unknown> & { changes?: Record<string, unknown>[] };
-}
-
-interface Receiver {
+interface Receiver extends WebhookReceiver {
   url: string;
-  received: Received[];
-  /** Answers with these statuses first (then 200); 'hang' never answers. */
-  script(statuses: (number | 'hang')[]): void;
-  reset(): void;
-  close(): Promise<void>;
 }
 
 async function startReceiver(): Promise<Receiver> {
-  const received: Received[] = [];
-  let script: (number | 'hang')[] = [];
-  const hanging = new Set<http.ServerResponse>();
-  const server = http.createServer((req, res) => {
-    let text = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (text += chunk));
-    req.on('end', () => {
-      received.push({ at: Date.now(), headers: req.headers, body: JSON.parse(text) });
-      const next = script.shift() ?? 200;
-      if (next === 'hang') {
-        hanging.add(res);
-        return;
-      }
-      res.writeHead(next, { 'content-type': 'text/plain' }).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/secret-path-token`,
-    received,
-    script(statuses) {
-      script = [...statuses];
-    },
-    reset() {
-      received.length = 0;
-      script = [];
-      for (const res of hanging) res.destroy();
-      hanging.clear();
-    },
-    async close() {
-      for (const res of hanging) res.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  const receiver = await startWebhookReceiver();
+  return Object.assign(receiver, { url: `${receiver.origin}/hooks/secret-path-token` });
 }
 
 async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
@@ -169,7 +124,9 @@ describe('alert webhooks', () => {
     expect(await outboxRows()).toBe(0);
   });
 
-  it('sends one digest when several providers flip together, even on different instances', { timeout: 90_000 }, async () => {
+  it('sends one digest when several providers flip together, even on different instances', {
+    timeout: 90_000,
+  }, async () => {
     const slugs: ProviderSlug[] = ['provider_01', 'provider_03', 'provider_05', 'provider_06', 'provider_08'];
     for (const slug of slugs) await observe(a, slug, true);
     // Whatever that announced (nothing, or a row left by an earlier state) is out before the outage.
@@ -210,7 +167,9 @@ describe('alert webhooks', () => {
     expect(String(digest.text)).toMatch(/^Sift: 5 provider state changes \(down: /);
   });
 
-  it('retries a failing receiver with growing delays until it takes the message, once', { timeout: 90_000 }, async () => {
+  it('retries a failing receiver with growing delays until it takes the message, once', {
+    timeout: 90_000,
+  }, async () => {
     await observe(a, 'provider_04', true);
     await sleep(WINDOW_MS * 2);
     receiver.reset();

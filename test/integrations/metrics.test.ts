@@ -178,7 +178,9 @@ describe('GET /metrics', () => {
     const left = sampleValue(families, 'sift_provider_suspended_seconds', { provider: 'provider_03', group: 'engine' });
     expect(left).toBeGreaterThan(80);
     expect(left).toBeLessThanOrEqual(90);
-    expect(sampleValue(families, 'sift_provider_suspended_seconds', { provider: 'provider_04', group: 'engine' })).toBe(0);
+    expect(sampleValue(families, 'sift_provider_suspended_seconds', { provider: 'provider_04', group: 'engine' })).toBe(
+      0,
+    );
     t.app.health.suspensions.clear();
   });
 });

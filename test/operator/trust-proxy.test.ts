@@ -9,7 +9,7 @@ import { type TestDatabase, createTestDatabase } from '../helpers/db.js';
 import { type RunningApp, startApp } from '../security/support.js';
 
 /*
- * Each form of TRUST_PROXY the README documents, end to end on a real server: the client address
+ * Each form of TRUST_PROXY docs/operations.md documents, end to end on a real server: the client address
  * ("what is my IP"), https from X-Forwarded-Proto (the API index's URLs), Secure cookies, and the
  * sign-in throttle keyed per client. The requests come from 127.0.0.1, as from a proxy on the same
  * host; two clients behind it are told apart only by what the proxy appends to X-Forwarded-For.

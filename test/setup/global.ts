@@ -50,10 +50,9 @@ export default async function setup(project: TestProject) {
   return async () => {
     const client = new pg.Client({ connectionString: adminUrl });
     await client.connect();
-    const { rows } = await client.query<{ datname: string }>(
-      `SELECT datname FROM pg_database WHERE datname LIKE $1`,
-      [`${TEST_DB_PREFIX}%_${process.pid}%`],
-    );
+    const { rows } = await client.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [
+      `${TEST_DB_PREFIX}%_${process.pid}%`,
+    ]);
     for (const { datname } of rows) {
       await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => {});
     }

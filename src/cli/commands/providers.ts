@@ -18,6 +18,12 @@ export const providersCommand: Command = {
       ...rows.map((r) => [r.slug, r.name, r.group, r.configured ? 'yes' : r.reason, r.base_url_host]),
     ];
     const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-    for (const row of table) ctx.out(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
+    for (const row of table)
+      ctx.out(
+        row
+          .map((cell, i) => cell.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd(),
+      );
   },
 };
