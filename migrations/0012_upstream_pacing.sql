@@ -228,3 +228,12 @@ CREATE FUNCTION upstream_cache_prune(p_max_bytes bigint) RETURNS void LANGUAGE s
   ) s
   WHERE c.key = s.key AND s.kept > p_max_bytes;
 $$;
+
+-- A provider's budget reaching 80 % and 100 % goes out through the alert webhooks like a state
+-- change: one outbox row per webhook target, written by the instance whose call crossed the share
+-- (acquire_provider_call says which one did: exactly one per share and period).
+ALTER TABLE alert_outbox
+  ADD COLUMN budget_percent integer,
+  ADD COLUMN budget_calls   bigint,
+  ADD COLUMN budget_limit   bigint,
+  ADD COLUMN budget_period  text;

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { configurationSummary, providerConfiguration } from './configuration.js';
 import type { HealthRecorder } from './health-recorder.js';
 import { type LimitsView, readLimits } from './pacing/limits-view.js';
+import type { BudgetCrossing } from './pacing/pacer.js';
 import { type StatusReader, createStatusReader } from './health-store.js';
 import { type ProbeScheduler, runProbes, startProbeScheduler } from './probes.js';
 import { createProviderServices } from './services.js';
@@ -27,6 +28,8 @@ export interface HealthServices {
   suspensions: ProviderSuspensions;
   /** What limits each configured provider now (pacing, budget, the upstream's own count); unlimited ones left out. */
   limits(): Promise<Map<ProviderSlug, LimitsView>>;
+  /** Told when a call of this process took a budget to 80 % or 100 % (once per deployment, share and period). */
+  onBudgetCrossed(listener: (crossing: BudgetCrossing) => void): void;
 }
 
 declare module 'fastify' {
@@ -37,11 +40,15 @@ declare module 'fastify' {
 
 async function providersPlugin(app: FastifyInstance): Promise<void> {
   const config = app.config;
+  const budgetListeners: ((crossing: BudgetCrossing) => void)[] = [];
   const services = createProviderServices(config, app.pool, {
     log: app.log,
     cache: app.searchCache,
     shareCache: true,
     onCall: app.metrics?.upstreamCall,
+    onBudgetCrossed: (crossing) => {
+      for (const listener of budgetListeners) listener(crossing);
+    },
   });
   // Any instance may prune the shared cache; each does it once a minute.
   const pruning = services.shared
@@ -93,6 +100,7 @@ async function providersPlugin(app: FastifyInstance): Promise<void> {
         services.plans,
         providers.configured().map((p) => p.slug),
       ),
+    onBudgetCrossed: (listener) => budgetListeners.push(listener),
   } satisfies HealthServices);
 
   app.lifecycle.onFlush('provider-health', () => recorder.flush());

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { withQueryTimeout } from '../db/pool.js';
 import type { ProviderSlug } from './types.js';
 
 /*
@@ -43,6 +44,7 @@ export interface SharedCacheOptions {
 }
 
 const MAX_VALUE_BYTES = 1024 * 1024;
+const CLOSE_TIMEOUT_MS = 2000;
 
 type Looked = { state: 'hit'; value: string } | { state: 'claimed' | 'wait' };
 
@@ -88,6 +90,8 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
   const pollMs = options.pollMs ?? 20;
   const stores = new Set<Promise<void>>();
   const owner = randomUUID();
+  /** Whether this process has claimed or stored anything to clean up on close. */
+  let used = false;
 
   const lookup = batcher<{ key: Buffer; flightMs: number }, Looked>(async (items) => {
     const { rows } = await pool.query<{ key: Buffer; value: string | null; state: 'hit' | 'claimed' | 'wait' }>(
@@ -138,6 +142,7 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
     for (;;) {
       let looked: Looked;
       try {
+        used = true;
         looked = await lookup({ key: hash, flightMs: flight });
       } catch (err) {
         // The database cannot be asked: the call is made (the per-process cache still shares it).
@@ -174,9 +179,15 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
     },
     async close() {
       while (stores.size > 0) await Promise.all([...stores]);
+      if (!used) return;
       await pool.query(
-        'WITH gone AS (DELETE FROM upstream_flights WHERE owner = $1) DELETE FROM upstream_cache WHERE owner = $1',
-        [owner],
+        withQueryTimeout(
+          {
+            text: 'WITH gone AS (DELETE FROM upstream_flights WHERE owner = $1) DELETE FROM upstream_cache WHERE owner = $1',
+            values: [owner],
+          },
+          CLOSE_TIMEOUT_MS,
+        ),
       );
     },
   };

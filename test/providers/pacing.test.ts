@@ -284,3 +284,40 @@ describe('budgets on show', () => {
     }
   });
 });
+
+describe('budget alerts', () => {
+  it("go out once at 80 % and once at 100 %, whichever instance made the calls, in the webhook's format", async () => {
+    const { buildTestApp } = await import('../helpers/app.js');
+    const { startWebhookReceiver } = await import('../fakes/webhook-receiver.js');
+    const receiver = await startWebhookReceiver();
+    const slack = await startWebhookReceiver();
+    const env = {
+      SEPIA_BASE_URL: fake.url,
+      PROVIDER_LIMITS: 'provider_06 day=5',
+      ALERT_WEBHOOK_URLS: `${receiver.origin}/hook, ${slack.origin}/hook#format=slack`,
+      ALERT_DIGEST_WINDOW_MS: '50',
+    };
+    const a = await buildTestApp(db, env);
+    const b = await buildTestApp(db, env);
+    try {
+      await db.pool.query('DELETE FROM alert_outbox');
+      for (const [i, t] of [a, b, a, b, a, b].entries()) await t.app.upstream.call(call(`alert${i}`)).catch(() => {});
+      const deadline = Date.now() + 10_000;
+      while ((receiver.received.length < 2 || slack.received.length < 2) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const notices = receiver.received.map((r) => r.body).sort((x, y) => Number(x.percent) - Number(y.percent));
+      expect(notices.map((n) => [n.event, n.slug, n.percent, n.calls, n.budget, n.period])).toEqual([
+        ['provider_budget', 'provider_06', 80, 4, 5, 'day'],
+        ['provider_budget', 'provider_06', 100, 5, 5, 'day'],
+      ]);
+      expect(notices[1]!.text).toMatch(/has spent its daily budget \(5 of 5 calls\)/);
+      expect(slack.received.map((r) => Object.keys(r.body))).toEqual([['text'], ['text']]);
+      // Nothing more is sent for the same shares.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(receiver.received).toHaveLength(2);
+    } finally {
+      await Promise.all([a.close(), b.close(), receiver.close(), slack.close()]);
+    }
+  });
+});
