@@ -24,6 +24,7 @@ export const MESSAGES = {
   required: 'This query parameter is required.',
   qTooLong: `Ensure this value has at most ${Q_MAX_LENGTH} characters.`,
   integer: 'Must be an integer.',
+  date: 'Must be d (day), w (week), m (month) or y (year).',
 } as const;
 
 const ENGINE_SET: ReadonlySet<string> = new Set(ENGINE_SLUGS);
@@ -114,16 +115,17 @@ export const langSchema = z
   .transform((raw) => (raw === undefined ? '' : strip(raw).toLowerCase()))
   .meta({ description: 'Language code (empty: automatic).' });
 
-/** `date`: d, w, m or y; anything else is ignored. */
+/** `date`: d, w, m or y (any case, stripped); absent or empty means none; anything else is refused. */
 export const dateSchema = z
   .string()
   .optional()
-  .transform((raw): DateFilter => {
-    if (raw === undefined) return '';
-    const v = strip(raw).toLowerCase();
-    return DATE_VALUES.has(v) ? (v as DateFilter) : '';
+  .transform((raw, ctx): DateFilter => {
+    const v = raw === undefined ? '' : strip(raw).toLowerCase();
+    if (v === '' || DATE_VALUES.has(v)) return v as DateFilter;
+    ctx.addIssue({ code: 'custom', message: MESSAGES.date });
+    return z.NEVER;
   })
-  .meta({ description: 'Freshness: d (day), w (week), m (month), y (year).' });
+  .meta({ description: 'Freshness: d (day), w (week), m (month), y (year); none by default.' });
 
 const DECIMAL_DIGIT = /^\p{Nd}$/u;
 
