@@ -88,7 +88,8 @@ const DESCRIPTION = `The Sift search API.
 
 Every request needs an API key: \`Authorization: Api-Key <key>\` (or \`Authorization: Bearer <key>\`, or \`X-Api-Key: <key>\`).
 Checks run in this order: authentication (401, 403), rate limits and the monthly quota (429), parameters (400), the endpoint.
-Every path also answers without its trailing slash, HEAD is answered like GET, and another method on a known path is 405
+Every path is listed without its trailing slash and answers the same with it (\`/api/v1/web/\`, the form the API index
+links to); HEAD is answered like GET, and another method on a known path is 405
 (\`MethodNotAllowed\`); an unknown path is 404. Error bodies are JSON: \`{"detail": "…"}\`, except 400 (one message per
 invalid field) and 502 (\`detail\` with the providers that failed).`;
 
@@ -187,6 +188,14 @@ function withDescription(base: Json, description: string): Json {
   return { ...base, description };
 }
 
+/**
+ * The path as the document lists it: without its trailing slash (Redocly's no-path-trailing-slash),
+ * once, so that every operationId is unique for the clients generated from the document.
+ */
+export function documentedPath(path: string): string {
+  return path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
 export interface OpenApiDocument {
   openapi: string;
   info: Json;
@@ -222,7 +231,7 @@ export function buildOpenApiDocument(operations: readonly ApiOperation[]): OpenA
   for (const op of operations) {
     const fields = op.fields && Object.keys(op.fields.shape).length > 0 ? fieldDocs(op.fields) : null;
     const own = op.doc.errors ?? {};
-    const item: Json = (paths[op.path] ??= {});
+    const item: Json = (paths[documentedPath(op.path)] ??= {});
     for (const method of op.methods) {
       const responses: Json = {
         '200': {
@@ -272,8 +281,6 @@ export function buildOpenApiDocument(operations: readonly ApiOperation[]): OpenA
       item[method.toLowerCase()] = operation;
     }
   }
-  // The paths without their trailing slash answer the same (DESCRIPTION says so); listed once each,
-  // so that every operationId is unique for the clients generated from this document.
   return {
     openapi: '3.1.0',
     info: { title: 'Sift API', version: '1', description: DESCRIPTION },
