@@ -207,11 +207,8 @@ async function withOrval(): Promise<Record<string, Answer>> {
   const maps = await orval.maps({ lat: 52.5, lon: 13.4, label: 'Here' }, init);
   const geocoded = await orval.maps({ q: 'Berlin', limit: 3 }, init);
   const translated = await orval.translate({ q: 'hello', target: 'fr' }, init);
-  // Two request types are documented: the client says which it sends.
-  const posted = await orval.translatePost(
-    { text: 'hello', target: 'de' },
-    { headers: { ...headers, 'content-type': 'application/json' } },
-  );
+  // Sent as a form, the first of the two body types documented.
+  const posted = await orval.translatePost({ text: 'hello', target: 'de' }, init);
   const languages = await orval.translateLanguages(init);
   const instant = await orval.instant({ q: '2+2*3' }, init);
   const cards = await orval.cards({ q: 'jupiter' }, init);

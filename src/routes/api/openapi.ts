@@ -184,6 +184,8 @@ function badRequest(fields: FieldDocs): Json {
   };
 }
 
+const capitalized = (id: string) => `${id[0]!.toUpperCase()}${id.slice(1)}`;
+
 function withDescription(base: Json, description: string): Json {
   return { ...base, description };
 }
@@ -216,8 +218,7 @@ export function buildOpenApiDocument(operations: readonly ApiOperation[]): OpenA
     registry.add(schema, { id });
   };
   for (const [id, schema] of Object.entries(SEARCH_COMPONENT_SCHEMAS)) name(schema, id);
-  for (const op of operations)
-    name(op.doc.response, `${op.doc.operationId[0]!.toUpperCase()}${op.doc.operationId.slice(1)}Response`);
+  for (const op of operations) name(op.doc.response, `${capitalized(op.doc.operationId)}Response`);
   const generated = z.toJSONSchema(registry, {
     target: 'draft-2020-12',
     io: 'output',
@@ -269,11 +270,14 @@ export function buildOpenApiDocument(operations: readonly ApiOperation[]): OpenA
       };
       if (fields && method === 'GET') operation.parameters = queryParameters(fields);
       if (fields && method === 'POST') {
+        // One named schema for both types: generators then type one body (orval sends it as a form).
+        const body = `${capitalized(op.doc.operationId)}Request`;
+        schemas[body] = fields.object;
         operation.requestBody = {
           required: true,
           content: {
-            'application/x-www-form-urlencoded': { schema: fields.object },
-            [JSON_TYPE]: { schema: fields.object },
+            'application/x-www-form-urlencoded': { schema: ref(SCHEMAS, body) },
+            [JSON_TYPE]: { schema: ref(SCHEMAS, body) },
           },
         };
       }
