@@ -15,7 +15,7 @@ import { listen } from '../helpers/server.js';
  * GET /api/v1/schema/ as the mainstream OpenAPI tools take it, each run as its users run it (its
  * CLI from test/clients, a package of its own installed by .ci/run; these tests are skipped
  * without it): Redocly's recommended rules report no error; the types of openapi-typescript (with
- * openapi-fetch) and the fetch client of orval are generated from the document the app serves,
+ * openapi-fetch) and orval's fetch and axios clients are generated from the document the app serves,
  * compile with the project's TypeScript, and call every operation of the document against the app
  * listening on 127.0.0.1, every answer a 200 read through the generated types.
  */
@@ -131,7 +131,7 @@ describe.runIf(installed)('clients generated from the OpenAPI document', () => {
     expect(new Set(operationIds()).size).toBe(operationIds().length);
   });
 
-  it('openapi-typescript with openapi-fetch, and orval, compile and call every operation', async () => {
+  it('openapi-typescript with openapi-fetch, and orval (fetch and axios), compile and call every operation', async () => {
     const types = await run(path.join(BIN, 'openapi-typescript'), ['openapi.json', '-o', 'sift-api.ts'], dir);
     expect(types.ok, types.output).toBe(true);
     const orvalConfig = {
@@ -139,6 +139,8 @@ describe.runIf(installed)('clients generated from the OpenAPI document', () => {
         input: { target: './openapi.json' },
         output: { target: './orval.ts', client: 'fetch', mode: 'single', baseUrl: base },
       },
+      // orval's default client: axios.
+      siftAxios: { input: { target: './openapi.json' }, output: { target: './orval-axios.ts', mode: 'single' } },
     };
     await writeFile(path.join(dir, 'orval.config.mjs'), `export default ${JSON.stringify(orvalConfig)};\n`);
     const orval = await run(path.join(BIN, 'orval'), ['--config', 'orval.config.mjs'], dir);
@@ -149,9 +151,12 @@ describe.runIf(installed)('clients generated from the OpenAPI document', () => {
     expect(compiled.ok, compiled.output).toBe(true);
     const ran = await run(process.execPath, ['out/main.js', base, key], dir);
     expect(ran.ok, ran.output).toBe(true);
-    const calls = JSON.parse(ran.stdout) as Record<'orval' | 'openapiFetch', Record<string, [number, unknown]>>;
+    const calls = JSON.parse(ran.stdout) as Record<
+      'orval' | 'orvalAxios' | 'openapiFetch',
+      Record<string, [number, unknown]>
+    >;
 
-    for (const client of ['orval', 'openapiFetch'] as const) {
+    for (const client of ['orval', 'orvalAxios', 'openapiFetch'] as const) {
       const answers = calls[client];
       // Every operation of the document was called, and each answered 200.
       expect(Object.keys(answers).sort(), client).toEqual(operationIds().sort());
@@ -163,7 +168,7 @@ describe.runIf(installed)('clients generated from the OpenAPI document', () => {
       expect(answers.cards![1], client).toBe('Jupiter');
     }
 
-    // The types have teeth: a page as text does not compile with either client.
+    // The types have teeth: a page as text, a date not among d, w, m, y, do not compile.
     await writeFile(
       path.join(dir, 'broken.ts'),
       `import { webSearch } from './orval.js';
@@ -188,6 +193,7 @@ const CLIENTS_PROGRAM = `
 import createClient from 'openapi-fetch';
 import type { paths } from './sift-api.js';
 import * as orval from './orval.js';
+import * as orvalAxios from './orval-axios.js';
 
 // Node's, declared here rather than with @types/node: the program needs only these.
 declare const process: { argv: string[]; stdout: { write(text: string): void } };
@@ -239,6 +245,48 @@ async function withOrval(): Promise<Record<string, Answer>> {
   };
 }
 
+async function withOrvalAxios(): Promise<Record<string, Answer>> {
+  const o = { baseURL: base, headers, validateStatus: () => true };
+  const index = await orvalAxios.apiIndex(o);
+  const web = await orvalAxios.webSearch({ q: 'rust language', page: 1, date: 'w', safe: 'off' }, o);
+  const images = await orvalAxios.imageSearch({ q: 'mountain lake', page: 2 }, o);
+  const similar = await orvalAxios.similarImageSearch({ q: 'Mountain lake - Example', exclude_url: 'x' }, o);
+  const news = await orvalAxios.newsSearch({ q: 'mountain lake', engine: 'all' }, o);
+  const videos = await orvalAxios.videoSearch({ q: 'mountain lake', date: 'y' }, o);
+  const maps = await orvalAxios.maps({ lat: 52.5, lon: 13.4, label: 'Here' }, o);
+  const geocoded = await orvalAxios.maps({ q: 'Berlin', limit: 3 }, o);
+  const translated = await orvalAxios.translate({ q: 'hello', target: 'fr' }, o);
+  const posted = await orvalAxios.translatePost({ text: 'hello', target: 'de' }, o);
+  const languages = await orvalAxios.translateLanguages(o);
+  const instant = await orvalAxios.instant({ q: '2+2*3' }, o);
+  const cards = await orvalAxios.cards({ q: 'jupiter' }, o);
+  const suggest = await orvalAxios.suggest({ q: 'rus' }, o);
+  const status = await orvalAxios.providerStatus(o);
+  const keyInfo = await orvalAxios.key(o);
+  const schema = await orvalAxios.openApiDocument(o);
+  return {
+    apiIndex: [index.status, index.data.web_search],
+    webSearch: [web.status, web.data.results.length],
+    imageSearch: [images.status, images.data.page],
+    similarImageSearch: [similar.status, similar.data.results.length],
+    newsSearch: [news.status, news.data.results.length],
+    videoSearch: [videos.status, videos.data.results.length],
+    maps: [
+      geocoded.status === 200 ? maps.status : geocoded.status,
+      [maps.data.places[0]?.lat, maps.data.places[0]?.lon],
+    ],
+    translate: [translated.status, translated.data.translated_text],
+    translatePost: [posted.status, posted.data.translated_text],
+    translateLanguages: [languages.status, languages.data.languages.length],
+    instant: [instant.status, instant.data.answer?.type],
+    cards: [cards.status, cards.data.wikipedia?.title],
+    suggest: [suggest.status, suggest.data.suggestions],
+    providerStatus: [status.status, status.data.providers.length],
+    key: [keyInfo.status, keyInfo.data.limits.burst.remaining],
+    openApiDocument: [schema.status, schema.data.openapi],
+  };
+}
+
 async function withOpenapiFetch(): Promise<Record<string, Answer>> {
   const client = createClient<paths>({ baseUrl: base, headers });
   const index = await client.GET('/api/v1');
@@ -283,6 +331,6 @@ async function withOpenapiFetch(): Promise<Record<string, Answer>> {
   };
 }
 
-const result = { orval: await withOrval(), openapiFetch: await withOpenapiFetch() };
+const result = { orval: await withOrval(), orvalAxios: await withOrvalAxios(), openapiFetch: await withOpenapiFetch() };
 process.stdout.write(JSON.stringify(result));
 `;
