@@ -41,12 +41,33 @@ describe('pages in a real browser', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    t = await buildTestApp(db, { DEMO_MODE: 'true' });
+    t = await buildTestApp(db, { DEMO_MODE: 'true', BRAVE_API_KEY: 'brave-key', MOJEEK_API_KEY: 'mojeek-key' });
     base = await listen(t.app);
     const user = await createUser(db.pool, { username: 'alice', password: 'correct horse battery' });
     await issueApiKey(db.pool, user.id, 'a laptop with a rather long name');
     const revoked = await issueApiKey(db.pool, user.id, 'old phone');
     await revokeApiKey(db.pool, revoked.id, user.id);
+    // A status page with something to show: history bars of every level, a provider failing now.
+    const hour = (hoursAgo: number) => new Date(Math.floor(Date.now() / 3_600_000 - hoursAgo) * 3_600_000);
+    await db.pool.query(
+      `INSERT INTO provider_history (provider, hour, successes, failures, latency_sum_ms, latency_max_ms)
+       VALUES ('provider_02', $1, 17, 3, 2000, 900), ('provider_01', $2, 50, 0, 5000, 300),
+              ('provider_02', $3, 0, 4, 400, 100)`,
+      [hour(2), hour(1), hour(24 * 5)],
+    );
+    for (const [provider, ok] of [
+      ['provider_01', true],
+      ['provider_02', false],
+    ] as const) {
+      t.app.health.recorder.record({
+        provider,
+        ok,
+        error: ok ? '' : 'HTTP 503: upstream down',
+        latencyMs: 40,
+        source: 'query',
+      });
+    }
+    await t.app.health.recorder.flush();
     browser = await launchBrowser();
   });
   afterAll(async () => {
@@ -65,31 +86,36 @@ describe('pages in a real browser', () => {
     ]);
   }
 
-  it('has no axe-core violation on /login, /status and /settings/keys', async () => {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    await page.goto(`${base}/login`);
-    expect(await page.isVisible('.demo-banner')).toBe(true);
-    expect(await violations(page), '/login').toEqual([]);
-    await page.fill('input[name=username]', 'alice');
-    await page.fill('input[name=password]', 'wrong password');
-    await Promise.all([page.waitForURL(`${base}/login`), page.click('button[type=submit]:has-text("Sign in")')]);
-    await page.waitForSelector('[role=alert]');
-    expect(await violations(page), '/login after a failed attempt').toEqual([]);
+  it.each(['light', 'dark'] as const)(
+    'has no axe-core violation on /login, /status and /settings/keys (%s)',
+    async (colorScheme) => {
+      const context = await browser.newContext({ colorScheme });
+      const page = await context.newPage();
+      await page.goto(`${base}/login`);
+      expect(await page.isVisible('.demo-banner')).toBe(true);
+      expect(await violations(page), '/login').toEqual([]);
+      await page.fill('input[name=username]', 'alice');
+      await page.fill('input[name=password]', 'wrong password');
+      await Promise.all([page.waitForURL(`${base}/login`), page.click('button[type=submit]:has-text("Sign in")')]);
+      await page.waitForSelector('[role=alert]');
+      expect(await violations(page), '/login after a failed attempt').toEqual([]);
 
-    await signIn(page);
-    expect(await page.isVisible('table.keys')).toBe(true);
-    expect(await violations(page), '/settings/keys').toEqual([]);
-    await page.fill('input[name=name]', 'desktop');
-    await page.click('button:has-text("Create key")');
-    await page.waitForSelector('#new-key');
-    expect(await violations(page), '/settings/keys with a new key').toEqual([]);
+      await signIn(page);
+      expect(await page.isVisible('table.keys')).toBe(true);
+      expect(await violations(page), '/settings/keys').toEqual([]);
+      await page.fill('input[name=name]', 'desktop');
+      await page.click('button:has-text("Create key")');
+      await page.waitForSelector('#new-key');
+      expect(await violations(page), '/settings/keys with a new key').toEqual([]);
 
-    await page.goto(`${base}/status`);
-    expect(await page.isVisible('.provider')).toBe(true);
-    expect(await violations(page), '/status').toEqual([]);
-    await context.close();
-  });
+      await page.goto(`${base}/status`);
+      expect(await page.isVisible('.provider')).toBe(true);
+      expect(await page.textContent('#provider-provider_02')).toContain('HTTP 503: upstream down');
+      expect(await page.locator('.bars span.partial').count()).toBeGreaterThan(0);
+      expect(await violations(page), '/status').toEqual([]);
+      await context.close();
+    },
+  );
 
   it('axe-core finds what it should: an unlabelled field is a violation', async () => {
     const page = await browser.newPage();
