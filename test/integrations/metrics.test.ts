@@ -216,6 +216,13 @@ describe('GET /metrics', () => {
         ['/mcp', 'POST', '200', 1],
       ]);
       expect(sampleValue(families, 'sift_http_request_duration_seconds_count', { route: '/mcp' })).toBe(1);
+      // A client cannot pass its own request off as one of those.
+      await mcp.app.inject({
+        url: '/api/v1/key/',
+        headers: { authorization: `Api-Key ${key}`, 'x-sift-in-process': 'x' },
+      });
+      const after = parsePrometheusText((await mcp.app.inject({ url: '/metrics' })).body);
+      expect(sampleValue(after, 'sift_http_requests_total', { route: '/api/v1/key/', status: '200' })).toBe(1);
     } finally {
       await mcp.close();
     }
