@@ -1,3 +1,6 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/auth/api-keys.js';
 import { createUser } from '../../src/auth/users.js';
@@ -14,6 +17,12 @@ import { type Family, parsePrometheusText, sampleValue } from './prometheus-text
  */
 
 const TOKEN = 'metrics-token-0123456789';
+
+/** Prometheus' own checker (Debian's prometheus package) when the machine has it. */
+const PROMTOOL = (process.env.PATH ?? '')
+  .split(path.delimiter)
+  .map((dir) => path.join(dir, 'promtool'))
+  .find((file) => existsSync(file));
 
 let db: TestDatabase;
 let fakes: WebFakes;
@@ -239,5 +248,19 @@ describe('GET /metrics', () => {
     expect(families.get('process_cpu_user_seconds_total')?.type).toBe('counter');
     expect(families.get('nodejs_heap_size_used_bytes')?.type).toBe('gauge');
     expect(families.get('nodejs_active_handles')?.type).toBe('gauge');
+  });
+
+  it.runIf(PROMTOOL)('passes `promtool check metrics`', async () => {
+    expect((await get('/api/v1/key/')).statusCode).toBeLessThan(500);
+    const { text } = await scrape();
+    const check = spawnSync(PROMTOOL!, ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    expect(`${check.stdout}${check.stderr}`).toBe('');
+    expect(check.status).toBe(0);
+    // It has teeth: a gauge named like a counter is refused.
+    const bad = spawnSync(PROMTOOL!, ['check', 'metrics'], {
+      input: '# HELP x_total A gauge.\n# TYPE x_total gauge\nx_total 1\n',
+      encoding: 'utf8',
+    });
+    expect(bad.status).not.toBe(0);
   });
 });
