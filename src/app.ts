@@ -167,6 +167,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not found.' }));
 
+  // An empty JSON body is no body, as with any other type: the route judges what it lacks, and an
+  // unknown path stays a 404 (Fastify parses bodies before the not-found handler answers).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body.toString();
+    if (text === '') done(null, undefined);
+    else parseJson(request, text, done);
+  });
+
   // While closing, responses end their connection so in-flight keep-alive sockets do not hold up the close.
   let closing = false;
   app.addHook('preClose', async () => {
