@@ -1,4 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DCLinter } from 'dclint';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ENV_VARIABLES, parseConfig } from '../../src/config/index.js';
@@ -29,7 +32,45 @@ const caddyfile = readFileSync('deploy/Caddyfile', 'utf8');
 const services = compose.services;
 const replicas = ['sift-1', 'sift-2'];
 
+/** dclint's rules of taste (key order, quoting, binding the published port to one address) are left out. */
+const linter = new DCLinter({
+  rules: {
+    'service-keys-order': 0,
+    'services-alphabetical-order': 0,
+    'top-level-properties-order': 0,
+    'require-quotes-in-ports': 0,
+    'no-unbound-port-interfaces': 0,
+  },
+  quiet: false,
+  debug: false,
+  exclude: [],
+});
+
+function lint(text: string): { rule: string; message: string }[] {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sift-compose-'));
+  try {
+    const file = path.join(dir, 'docker-compose.yml');
+    writeFileSync(file, text);
+    // Typed here: dclint's declarations import their own modules without extensions, which Node's resolution does not find.
+    const results: { messages: { rule: string; message: string }[] }[] = linter.lintFiles([file], false);
+    return results.flatMap((r) => r.messages.map((m) => ({ rule: m.rule, message: m.message })));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('docker-compose.yml', () => {
+  // Where no compose plugin is installed (CI's `docker compose config` is skipped there), the
+  // Compose specification's schema as dclint checks it.
+  it('is valid for the Compose specification and dclint', () => {
+    const text = readFileSync('docker-compose.yml', 'utf8');
+    expect(lint(text)).toEqual([]);
+    // The same checks refuse a condition Compose does not know, and the obsolete version field.
+    const unknownCondition = lint(text.replace('condition: service_started', 'condition: service_up'));
+    expect(unknownCondition.map((m) => m.rule)).toEqual(['invalid-schema']);
+    expect(lint(`version: "3.9"\n${text}`).map((m) => m.rule)).toEqual(['no-version-field']);
+  });
+
   it('has PostgreSQL, two Sift replicas built from this repository, and Caddy', () => {
     expect(Object.keys(services).sort()).toEqual(['caddy', 'postgres', 'sift-1', 'sift-2']);
     for (const name of replicas) {
