@@ -36,5 +36,5 @@ export interface ReadyFacts {
 export function logReady(log: pino.Logger, facts: ReadyFacts): void {
   const { url, ms, workers } = facts;
   log.info(workers === undefined ? { url, ms } : { url, ms, workers }, 'ready');
-  if (!facts.usersExist) log.info(`no user yet: create the first one with  ${CREATE_FIRST_USER}`);
+  if (!facts.usersExist) log.info(`no user yet; create the first one: ${CREATE_FIRST_USER}`);
 }

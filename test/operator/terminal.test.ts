@@ -87,7 +87,7 @@ describe('the server in a terminal', () => {
       expect(lines[ready]).toContain(`"url":"http://127.0.0.1:${port}"`);
       // The hint right after the ready line.
       expect(lines[ready + 1]).toMatch(PRETTY_LINE);
-      expect(lines[ready + 1]).toContain(`no user yet: create the first one with  ${CREATE_FIRST_USER}`);
+      expect(lines[ready + 1]).toContain(`no user yet; create the first one: ${CREATE_FIRST_USER}`);
       expect(summaryLines(lines)).toHaveLength(6);
     } finally {
       await stop(s);
