@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../src/auth/users.js';
-import { CREATE_FIRST_USER } from '../../src/ready.js';
+import { CREATE_FIRST_USER, serverUrl } from '../../src/ready.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { freePort } from '../helpers/server.js';
 
@@ -139,5 +139,40 @@ describe('the server in a terminal', () => {
     } finally {
       await stop(s);
     }
+  });
+
+  it('does not repeat the provider summary when a worker is replaced', async () => {
+    const port = await freePort();
+    const s = start(
+      { PORT: String(port), WORKERS: '2', DATABASE_URL: withUser.url, LOG_FORMAT: 'json' },
+      { terminal: false },
+    );
+    const records = () => s.lines().map((l) => JSON.parse(l) as Record<string, unknown>);
+    const workerReady = () => records().filter((r) => r.msg === 'worker ready');
+    try {
+      await waitFor('two workers', () => workerReady().length === 2 && records().some((r) => r.msg === 'ready'), s);
+      const first = workerReady().find((r) => r.worker === 0)!;
+      // The worker that logged the summary, killed outright: the primary starts another as worker 0.
+      process.kill(first.pid as number, 'SIGKILL');
+      await waitFor(
+        'a replacement worker 0',
+        () => workerReady().some((r) => r.worker === 0 && r.pid !== first.pid),
+        s,
+      );
+      expect(summaryLines(s.lines())).toHaveLength(6);
+      expect(records().filter((r) => r.msg === 'ready')).toHaveLength(1);
+    } finally {
+      await stop(s);
+    }
+  });
+});
+
+describe('the ready URL', () => {
+  it('is the listening address, with localhost for a wildcard one and brackets for IPv6', () => {
+    expect(serverUrl('0.0.0.0', 8000)).toBe('http://localhost:8000');
+    expect(serverUrl('::', 8000)).toBe('http://localhost:8000');
+    expect(serverUrl('127.0.0.1', 18080)).toBe('http://127.0.0.1:18080');
+    expect(serverUrl('::1', 8000)).toBe('http://[::1]:8000');
+    expect(serverUrl('sift.internal', 80)).toBe('http://sift.internal:80');
   });
 });
