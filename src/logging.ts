@@ -99,6 +99,21 @@ export function resolveLogFormat(format: Config['LOG_FORMAT'] = 'auto', fd = 1):
 }
 
 /**
+ * A pretty line's message: the message, then a URL, and a request's method, path, status and time;
+ * the other fields follow it as JSON.
+ */
+function prettyMessage(log: Record<string, unknown>, messageKey: string): string {
+  const parts = [String(log[messageKey] ?? '')];
+  if (typeof log.url === 'string') parts.push(log.url);
+  const req = log.req as { method?: string; url?: string } | undefined;
+  if (req?.method) parts.push(`${req.method} ${req.url}`);
+  const res = log.res as { statusCode?: number } | undefined;
+  if (res?.statusCode !== undefined) parts.push(String(res.statusCode));
+  if (typeof log.responseTime === 'number') parts.push(`in ${log.responseTime.toFixed(1)} ms`);
+  return parts.join(' ');
+}
+
+/**
  * Human-readable lines through pino-pretty's formatter, one synchronous write each: a person
  * reads them as they come, and none is lost when the process exits. Colours only on a terminal.
  */
@@ -108,7 +123,8 @@ function prettyDestination(fd: number): pino.DestinationStream {
   const format = prettyFactory({
     colorize: isColorSupported && isatty(fd),
     translateTime: 'SYS:HH:MM:ss.l',
-    ignore: 'pid,hostname',
+    messageFormat: prettyMessage,
+    ignore: 'pid,hostname,url,req,res,responseTime',
     singleLine: true,
   });
   const out = pino.destination({ dest: fd, sync: true });

@@ -51,19 +51,22 @@ describe('the server logger', () => {
     }
   });
 
-  it('writes readable lines with LOG_FORMAT=pretty: time, level, message, fields; secrets redacted, no colours off a terminal', () => {
+  it('writes readable lines with LOG_FORMAT=pretty: time, level, message, URL, request; secrets redacted, no colours', () => {
     const fd = openSync(file, 'w');
     try {
       const log = createLogger({ LOG_LEVEL: 'info', LOG_FORMAT: 'pretty' }, fd);
-      log.info({ url: 'http://localhost:8000' }, 'ready');
+      log.info({ url: 'http://localhost:8000', ms: 812 }, 'ready');
+      const req = { method: 'GET', url: '/searxng/svc_sk_0123abcd.sekret/search?q=x', headers: {} };
+      log.info({ reqId: 'r1', req, res: { statusCode: 200 }, responseTime: 12.3456 }, 'request completed');
       log.warn({ headers: { authorization: 'Api-Key svc_sk_0123abcd.sekret' } }, 'second');
       // Written synchronously: a person reads each line as it comes.
       const text = readFileSync(file, 'utf8');
       expect(text.split('\n').filter(Boolean)).toEqual([
-        expect.stringMatching(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: ready \{"url":"http:\/\/localhost:8000"\}$/),
+        expect.stringMatching(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: ready http:\/\/localhost:8000 \{"ms":812\}$/),
         expect.stringMatching(
-          /^\[\d\d:\d\d:\d\d\.\d{3}\] WARN: second \{"headers":\{"authorization":"\[redacted\]"\}\}$/,
+          /^\[[\d:.]{12}\] INFO: request completed GET \/searxng\/\[redacted\]\/search\?q=x 200 in 12\.3 ms \{"reqId":"r1"\}$/,
         ),
+        expect.stringMatching(/^\[[\d:.]{12}\] WARN: second \{"headers":\{"authorization":"\[redacted\]"\}\}$/),
       ]);
       expect(text).not.toContain('sekret');
       expect(text).not.toContain('\u001b[');

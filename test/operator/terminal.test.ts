@@ -84,7 +84,7 @@ describe('the server in a terminal', () => {
       for (const line of lines.filter((l) => !l.startsWith(' '))) expect(line).toMatch(PRETTY_LINE);
       expect(lines.some((l) => l.startsWith('{'))).toBe(false);
       const ready = lines.findIndex((l) => /INFO: ready /.test(l));
-      expect(lines[ready]).toContain(`"url":"http://127.0.0.1:${port}"`);
+      expect(lines[ready]).toMatch(new RegExp(`INFO: ready http://127\\.0\\.0\\.1:${port} \\{"ms":\\d+\\}$`));
       // The hint right after the ready line.
       expect(lines[ready + 1]).toMatch(PRETTY_LINE);
       expect(lines[ready + 1]).toContain(`no user yet; create the first one: ${CREATE_FIRST_USER}`);
@@ -133,7 +133,7 @@ describe('the server in a terminal', () => {
       ]);
       const ready = lines.filter((l) => /INFO: ready /.test(l));
       expect(ready).toHaveLength(1);
-      expect(ready[0]).toContain(`"url":"http://127.0.0.1:${port}"`);
+      expect(ready[0]).toContain(`INFO: ready http://127.0.0.1:${port} {`);
       expect(ready[0]).toContain('"workers":2');
       expect(lines.filter((l) => l.includes(CREATE_FIRST_USER))).toHaveLength(1);
     } finally {
