@@ -12,8 +12,7 @@ import { type TrustProxySetting, parseAddressList } from './trust-proxy.js';
 const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
 const str = (fallback: string) => z.preprocess(blankToUndefined, z.string().trim().default(fallback));
-const optionalStr = () =>
-  z.preprocess(blankToUndefined, z.string().trim().optional()).transform((v) => v ?? '');
+const optionalStr = () => z.preprocess(blankToUndefined, z.string().trim().optional()).transform((v) => v ?? '');
 
 /** An integer in [min, max], or one of `words` (case-insensitive), each standing for a computed value. */
 const int = (fallback: number | 'auto', min: number, max: number, words: Record<string, () => number> = {}) =>
@@ -28,7 +27,9 @@ const int = (fallback: number | 'auto', min: number, max: number, words: Record<
         if (word) return word();
         const n = /^-?\d+$/.test(v) ? Number(v) : Number.NaN;
         if (Number.isNaN(n) || n < min || n > max) {
-          const or = Object.keys(words).map((w) => ` or ${w}`).join('');
+          const or = Object.keys(words)
+            .map((w) => ` or ${w}`)
+            .join('');
           ctx.addIssue({ code: 'custom', message: `must be an integer between ${min} and ${max}${or} (got "${v}")` });
           return z.NEVER;
         }
@@ -53,9 +54,12 @@ const bool = (fallback: boolean) =>
   );
 
 const list = () =>
-  z
-    .preprocess(blankToUndefined, z.string().optional())
-    .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+  z.preprocess(blankToUndefined, z.string().optional()).transform((v) =>
+    (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
 
 const rate = (fallback: string) =>
   z.preprocess(
