@@ -68,6 +68,7 @@ export function demoFixedEnvironment(fakesEnv: Record<string, string>): Record<s
     ...fakesEnv,
     // Never a DATABASE_URL from anywhere (a .env may hold production's): the demo has its own embedded database.
     DATABASE_URL: '',
+    DATABASE_PASSWORD: '',
     DEMO_MODE: 'true',
   };
 }

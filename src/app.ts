@@ -18,7 +18,7 @@ import { proxyTrust } from './config/trust-proxy.js';
 import { registerWebSessions } from './routes/web/web-session.js';
 import type { Peers } from './cluster.js';
 import { type Lifecycle, createLifecycle } from './lifecycle.js';
-import { loggerOptions } from './logging.js';
+import { createLogger } from './logging.js';
 import { lazySchemaController } from './lazy-schema-compilers.js';
 import { alertsPlugin } from './alerts/plugin.js';
 import { loadMcpSdk, mcpRoutes, prepareMcpTools } from './mcp/plugin.js';
@@ -47,6 +47,8 @@ export interface AppDeps {
   logger?: FastifyBaseLogger | false;
   /** The other workers of a WORKERS > 1 cluster (cluster.ts); absent in a single process. */
   peers?: Peers;
+  /** Log what providers are configured, once per group (default true; in a cluster, one worker does). */
+  providerSummary?: boolean;
   /** The time the API gate decides at (ms since the epoch; tests move it); default the database's clock. */
   clock?: () => number;
 }
@@ -85,9 +87,9 @@ class RequestLog extends LogController {
 /** Builds the whole application from a config object. Never listens. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify<http.Server>({
-    ...(deps.logger
-      ? { loggerInstance: deps.logger }
-      : { logger: deps.logger === false ? false : loggerOptions(config) }),
+    ...(deps.logger === false
+      ? { logger: false }
+      : { loggerInstance: deps.logger ?? (createLogger(config) as FastifyBaseLogger) }),
     // Every form as a function of (address, hop): what each means is Sift's, not the library's reading.
     trustProxy: proxyTrust(config.TRUST_PROXY),
     bodyLimit: 256 * 1024,
@@ -224,7 +226,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Feature modules register here.
   // Form bodies everywhere (the API's POST endpoints take them too).
   await app.register(fastifyFormbody);
-  await app.register(providersPlugin);
+  await app.register(providersPlugin, { summary: deps.providerSummary ?? true });
   // Webhooks on provider state changes (ALERT_WEBHOOK_URLS): sent from here, never on a request's path.
   if (config.ALERT_WEBHOOK_URLS.length > 0) await app.register(alertsPlugin);
   // Called, not registered: one context fewer for Fastify's shared code (routes/api/index.ts says why).

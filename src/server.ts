@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import type { AddressInfo } from 'node:net';
 import closeWithGrace from 'close-with-grace';
 import type pino from 'pino';
 import {
@@ -14,6 +15,7 @@ import { resolveSecretKey } from './config/secret-key.js';
 import type { openDatabase } from './db/index.js';
 import { createLifecycle } from './lifecycle.js';
 import { createLogger } from './logging.js';
+import { logReady, serverUrl, usersExist } from './ready.js';
 import { shutdown } from './shutdown.js';
 
 /*
@@ -100,10 +102,23 @@ async function runInstance(
     }
     const { buildApp } = await appModule;
     const peers = worker ? workerPeers() : undefined;
-    app = await buildApp(config, { pool: db.pool, lifecycle, logger: log, peers });
+    app = await buildApp(config, {
+      pool: db.pool,
+      lifecycle,
+      logger: log,
+      peers,
+      providerSummary: worker ? worker.announce : true,
+    });
     if (closing) return;
     await app.listen({ port: config.PORT, host: config.HOST });
-    log.info({ ms: Date.now() - started }, worker ? 'worker ready' : 'ready');
+    const ms = Date.now() - started;
+    if (worker) log.info({ ms }, 'worker ready');
+    else {
+      const { port } = app.server.address() as AddressInfo;
+      // A hint only: a failed query does not stop a server that is up.
+      const users = await usersExist(db.pool).catch(() => true);
+      logReady(log, { url: serverUrl(config.HOST, port), ms, usersExist: users });
+    }
   } catch (err) {
     // fatal: pino writes it at once, before the exit below.
     log.fatal(err instanceof Error ? err.message : err);

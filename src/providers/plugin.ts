@@ -30,7 +30,7 @@ declare module 'fastify' {
   }
 }
 
-async function providersPlugin(app: FastifyInstance): Promise<void> {
+async function providersPlugin(app: FastifyInstance, options: { summary: boolean }): Promise<void> {
   const config = app.config;
   const services = createProviderServices(config, app.pool, {
     log: app.log,
@@ -64,9 +64,10 @@ async function providersPlugin(app: FastifyInstance): Promise<void> {
     });
 
   // One line per group: what this instance can ask, and what it lacks.
-  for (const { group, line } of configurationSummary(providerConfiguration(config))) {
-    app.log.info({ group }, `providers ${line}`);
-  }
+  if (options.summary)
+    for (const { group, line } of configurationSummary(providerConfiguration(config))) {
+      app.log.info({ group }, `providers ${line}`);
+    }
 
   app.decorate('providers', providers);
   app.decorate('upstream', { call: runner.call, gather: runner.gather });
