@@ -19,6 +19,7 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY migrations ./migrations
 COPY views ./views
+COPY vocabulary ./vocabulary
 COPY bin ./bin
 COPY scripts/ensure-built.mjs ./scripts/
 RUN mkdir -p /data && chown node:node /data

@@ -24,6 +24,7 @@ import { alertsPlugin } from './alerts/plugin.js';
 import { loadMcpSdk, mcpRoutes, prepareMcpTools } from './mcp/plugin.js';
 import { loadSanitizer } from './providers/stackexchange/sanitize.js';
 import { loadQrEncoder } from './search/instant/qr.js';
+import { prepareCurrencyNames } from './search/instant/currency.js';
 import { prepareZoneTables } from './search/instant/worldclock.js';
 import { prepareKeywordSets } from './search/cards/text.js';
 import { providersPlugin } from './providers/plugin.js';
@@ -188,6 +189,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     loadSanitizer,
     loadQrEncoder,
     prepareZoneTables,
+    prepareCurrencyNames,
     prepareKeywordSets,
     prepareMcpTools,
     () => void loadMcpSdk().catch((err) => app.log.error({ err }, 'the MCP SDK could not be loaded')),
