@@ -4,7 +4,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { entryOf, loadLanguageFiles, wordList } from '../../src/search/language-files.js';
+import { parseColor } from '../../src/search/instant/color.js';
 import { parseCurrencyQuery } from '../../src/search/instant/currency.js';
+import { describeStatus } from '../../src/search/instant/http-status.js';
 import { currencyNames, regionNames } from '../../src/search/instant/intl-names.js';
 import { normalise } from '../../src/search/instant/text.js';
 import { zoneOf } from '../../src/search/instant/worldclock.js';
@@ -12,7 +14,7 @@ import { zoneOf } from '../../src/search/instant/worldclock.js';
 /*
  * The vocabularies as data: language files read and validated once, a
  * second language added as a file, and the names taken from the platform
- * (Intl) instead of hand-kept lists.
+ * (Intl, http.STATUS_CODES, color-name) instead of hand-kept lists.
  */
 
 const schema = z.strictObject({
@@ -101,5 +103,21 @@ describe('names from the platform', () => {
     expect(zoneOf('united arab emirates', false)).toBe('Asia/Dubai');
     expect(zoneOf('usa', false)).toBe('America/New_York');
     expect(zoneOf('turkey', false)).toBe('Europe/Istanbul');
+  });
+
+  it('name HTTP statuses as http.STATUS_CODES does, but by RFC 9110’s and RFC 2324’s names where Node differs', () => {
+    expect(describeStatus(404)).toMatchObject({ name: 'Not Found', category: 'client_error', is_error: true });
+    expect(describeStatus(308)).toMatchObject({ name: 'Permanent Redirect', category: 'redirection' });
+    expect(describeStatus(413)).toMatchObject({ name: 'Content Too Large' });
+    expect(describeStatus(422)).toMatchObject({ name: 'Unprocessable Content' });
+    expect(describeStatus(418)).toMatchObject({ name: "I'm a teapot" });
+    // In Node's table but not registered.
+    expect(describeStatus(509)).toBeNull();
+  });
+
+  it('know the CSS colour names of color-name', () => {
+    expect(parseColor('rebeccapurple', true)?.rgb).toEqual({ r: 102, g: 51, b: 153 });
+    expect(parseColor('Light Goldenrod Yellow', true)?.rgb).toEqual({ r: 250, g: 250, b: 210 });
+    expect(parseColor('constructor', true)).toBeNull();
   });
 });
