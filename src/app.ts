@@ -21,6 +21,7 @@ import { type Lifecycle, createLifecycle } from './lifecycle.js';
 import { loggerOptions } from './logging.js';
 import { lazySchemaController } from './lazy-schema-compilers.js';
 import { alertsPlugin } from './alerts/plugin.js';
+import { alertTransitions } from './alerts/transitions.js';
 import { loadMcpSdk, mcpRoutes, prepareMcpTools } from './mcp/plugin.js';
 import { loadSanitizer } from './providers/stackexchange/sanitize.js';
 import { loadQrEncoder } from './search/instant/qr.js';
@@ -216,7 +217,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Feature modules register here.
   // Form bodies everywhere (the API's POST endpoints take them too).
   await app.register(fastifyFormbody);
-  await app.register(providersPlugin);
+  await app.register(providersPlugin, { onTransitions: alertTransitions(config) });
   // Webhooks on provider state changes (ALERT_WEBHOOK_URLS): sent from here, never on a request's path.
   if (config.ALERT_WEBHOOK_URLS.length > 0) await app.register(alertsPlugin);
   // Called, not registered: one context fewer for Fastify's shared code (routes/api/index.ts says why).
