@@ -17,9 +17,9 @@ import type { Config } from './config/index.js';
 import { proxyTrust } from './config/trust-proxy.js';
 import { registerWebSessions } from './routes/web/web-session.js';
 import type { Peers } from './cluster.js';
-import { type Lifecycle, createLifecycle } from './lifecycle.js';
-import { loggerOptions } from './logging.js';
-import { lazySchemaController } from './lazy-schema-compilers.js';
+import { type Lifecycle, createLifecycle } from './runtime/lifecycle.js';
+import { loggerOptions } from './runtime/logging.js';
+import { lazySchemaController } from './runtime/lazy-schema-compilers.js';
 import { alertsPlugin } from './alerts/plugin.js';
 import { alertTransitions } from './alerts/transitions.js';
 import { loadMcpSdk, mcpRoutes, prepareMcpTools } from './mcp/plugin.js';
@@ -94,7 +94,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     trustProxy: proxyTrust(config.TRUST_PROXY),
     bodyLimit: 256 * 1024,
     return503OnClosing: true,
-    // Ajv and fast-json-stringify only if a route ever declares a Fastify schema (lazy-schema-compilers.ts).
+    // Ajv and fast-json-stringify only if a route ever declares a Fastify schema (runtime/lazy-schema-compilers.ts).
     schemaController: lazySchemaController() as FastifyServerOptions['schemaController'],
     logController: new RequestLog(),
     genReqId(req) {

@@ -12,9 +12,9 @@ import {
 import { type Config, ConfigError, loadConfig } from './config/index.js';
 import { resolveSecretKey } from './config/secret-key.js';
 import type { openDatabase } from './db/index.js';
-import { createLifecycle } from './lifecycle.js';
-import { createLogger } from './logging.js';
-import { shutdown } from './shutdown.js';
+import { createLifecycle } from './runtime/lifecycle.js';
+import { createLogger } from './runtime/logging.js';
+import { shutdown } from './runtime/shutdown.js';
 
 /*
  * The server process. WORKERS=1: this process is the whole server.

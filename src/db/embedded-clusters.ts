@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../project-root.js';
+import { PROJECT_ROOT } from '../runtime/project-root.js';
 import {
   type Binaries,
   type EmbeddedLogger,

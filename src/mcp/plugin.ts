@@ -5,7 +5,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { WebStandardStreamableHTTPServerTransport as Transport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { presentedKey } from '../auth/api-key-auth.js';
-import { PROJECT_ROOT } from '../project-root.js';
+import { PROJECT_ROOT } from '../runtime/project-root.js';
 import { renderError } from './render.js';
 import { buildTool, firstResults, prepareCall, queryOf, TOOL_DEFINITIONS, type Tool } from './tools.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { PROJECT_ROOT } from '../project-root.js';
+import { PROJECT_ROOT } from '../runtime/project-root.js';
 
 /*
  * Word lists as data: vocabulary/<area>/<language>.json, one file per

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { isatty } from 'node:tty';
 import pino from 'pino';
 import type { FastifyServerOptions } from 'fastify';
-import type { Config } from './config/index.js';
+import type { Config } from '../config/index.js';
 
 /** Query parameters whose values never reach a log line. */
 const SECRET_QUERY_PARAMS = new Set(['token', 'key', 'api_key', 'apikey', 'api-key', 'password']);
