@@ -23,6 +23,7 @@ COPY --from=build /app/dist ./dist
 COPY --from=build --chown=node:node /app/node_modules/.cache/sift ./node_modules/.cache/sift
 COPY migrations ./migrations
 COPY views ./views
+COPY vocabulary ./vocabulary
 COPY bin ./bin
 COPY scripts/ensure-built.mjs ./scripts/
 RUN mkdir -p /data && chown node:node /data

@@ -35,8 +35,8 @@ import { type Config, parseConfig } from '../src/config/index.js';
 import { type Database, openDatabase } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPool } from '../src/db/pool.js';
-import { createLifecycle } from '../src/lifecycle.js';
-import { shutdown } from '../src/shutdown.js';
+import { createLifecycle } from '../src/runtime/lifecycle.js';
+import { shutdown } from '../src/runtime/shutdown.js';
 import { checkEverythingLocal, curls, demoCredentials, demoEnvironment, MONITOR_TOKEN, startFakes } from './demo.js';
 
 const SHOWN_BASE = 'http://localhost:8000';

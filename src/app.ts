@@ -17,13 +17,15 @@ import type { Config } from './config/index.js';
 import { proxyTrust } from './config/trust-proxy.js';
 import { registerWebSessions } from './routes/web/web-session.js';
 import type { Peers } from './cluster.js';
-import { type Lifecycle, createLifecycle } from './lifecycle.js';
-import { createLogger } from './logging.js';
-import { lazySchemaController } from './lazy-schema-compilers.js';
+import { type Lifecycle, createLifecycle } from './runtime/lifecycle.js';
+import { createLogger } from './runtime/logging.js';
+import { lazySchemaController } from './runtime/lazy-schema-compilers.js';
 import { alertsPlugin } from './alerts/plugin.js';
+import { alertTransitions } from './alerts/transitions.js';
 import { loadMcpSdk, mcpRoutes, prepareMcpTools } from './mcp/plugin.js';
 import { loadSanitizer } from './providers/stackexchange/sanitize.js';
 import { loadQrEncoder } from './search/instant/qr.js';
+import { prepareCurrencyNames } from './search/instant/currency.js';
 import { prepareZoneTables } from './search/instant/worldclock.js';
 import { prepareKeywordSets } from './search/cards/text.js';
 import { providersPlugin } from './providers/plugin.js';
@@ -94,7 +96,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     trustProxy: proxyTrust(config.TRUST_PROXY),
     bodyLimit: 256 * 1024,
     return503OnClosing: true,
-    // Ajv and fast-json-stringify only if a route ever declares a Fastify schema (lazy-schema-compilers.ts).
+    // Ajv and fast-json-stringify only if a route ever declares a Fastify schema (runtime/lazy-schema-compilers.ts).
     schemaController: lazySchemaController() as FastifyServerOptions['schemaController'],
     logController: new RequestLog(),
     genReqId(req) {
@@ -200,6 +202,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     loadSanitizer,
     loadQrEncoder,
     prepareZoneTables,
+    prepareCurrencyNames,
     prepareKeywordSets,
     prepareMcpTools,
     () => void loadMcpSdk().catch((err) => app.log.error({ err }, 'the MCP SDK could not be loaded')),
@@ -226,7 +229,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Feature modules register here.
   // Form bodies everywhere (the API's POST endpoints take them too).
   await app.register(fastifyFormbody);
-  await app.register(providersPlugin, { summary: deps.providerSummary ?? true });
+  await app.register(providersPlugin, {
+    summary: deps.providerSummary ?? true,
+    onTransitions: alertTransitions(config),
+  });
   // Webhooks on provider state changes (ALERT_WEBHOOK_URLS): sent from here, never on a request's path.
   if (config.ALERT_WEBHOOK_URLS.length > 0) await app.register(alertsPlugin);
   // Called, not registered: one context fewer for Fastify's shared code (routes/api/index.ts says why).

@@ -3,7 +3,7 @@ import closeWithGrace from 'close-with-grace';
 import type pino from 'pino';
 import type { Config } from './config/index.js';
 import type { openDatabase } from './db/index.js';
-import { logReady, serverUrl, usersExist } from './ready.js';
+import { logReady, serverUrl, usersExist } from './runtime/ready.js';
 
 /*
  * WORKERS > 1: several server processes on one port (node:cluster; the

@@ -13,10 +13,10 @@ import {
 import { type Config, ConfigError, loadConfig } from './config/index.js';
 import { resolveSecretKey } from './config/secret-key.js';
 import type { openDatabase } from './db/index.js';
-import { createLifecycle } from './lifecycle.js';
-import { createLogger } from './logging.js';
-import { logReady, serverUrl, usersExist } from './ready.js';
-import { shutdown } from './shutdown.js';
+import { createLifecycle } from './runtime/lifecycle.js';
+import { createLogger } from './runtime/logging.js';
+import { logReady, serverUrl, usersExist } from './runtime/ready.js';
+import { shutdown } from './runtime/shutdown.js';
 
 /*
  * The server process. WORKERS=1: this process is the whole server.

@@ -6,7 +6,7 @@ import type { WebStandardStreamableHTTPServerTransport as Transport } from '@mod
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { presentedKey } from '../auth/api-key-auth.js';
 import { IN_PROCESS_HEADERS } from '../metrics/in-process.js';
-import { PROJECT_ROOT } from '../project-root.js';
+import { PROJECT_ROOT } from '../runtime/project-root.js';
 import { renderError } from './render.js';
 import { buildTool, firstResults, prepareCall, queryOf, TOOL_DEFINITIONS, type Tool } from './tools.js';
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { configurationSummary, providerConfiguration } from './configuration.js';
-import type { HealthRecorder } from './health-recorder.js';
+import type { HealthRecorder, HealthRecorderOptions } from './health-recorder.js';
 import { type StatusReader, createStatusReader } from './health-store.js';
 import { type ProbeScheduler, runProbes, startProbeScheduler } from './probes.js';
 import { createProviderServices } from './services.js';
@@ -30,12 +30,20 @@ declare module 'fastify' {
   }
 }
 
-async function providersPlugin(app: FastifyInstance, options: { summary: boolean }): Promise<void> {
+export interface ProvidersPluginOptions {
+  /** Log the one-line-per-group provider summary (once per server: the first worker, or the single process). */
+  summary: boolean;
+  /** Told of the up/down changes each status write makes, in its transaction (the alerts' outbox). */
+  onTransitions?: HealthRecorderOptions['onTransitions'];
+}
+
+async function providersPlugin(app: FastifyInstance, options: ProvidersPluginOptions): Promise<void> {
   const config = app.config;
   const services = createProviderServices(config, app.pool, {
     log: app.log,
     cache: app.searchCache,
     onCall: app.metrics?.upstreamCall,
+    recorder: { onTransitions: options.onTransitions },
   });
   const { providers, recorder, runner, suspensions } = services;
   const reader = createStatusReader(app.pool);

@@ -3,7 +3,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLogger, resolveLogFormat } from '../../src/logging.js';
+import { createLogger, resolveLogFormat } from '../../src/runtime/logging.js';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 
@@ -87,7 +87,7 @@ describe('the server logger', () => {
     // A process of its own: it logs many lines and calls process.exit in the same turn.
     const script = `
       import { openSync } from 'node:fs';
-      const { createLogger } = await import(${JSON.stringify(path.join(root, 'src/logging.ts'))});
+      const { createLogger } = await import(${JSON.stringify(path.join(root, 'src/runtime/logging.ts'))});
       const log = createLogger({ LOG_LEVEL: 'info' }, openSync(${JSON.stringify(file)}, 'w'));
       for (let i = 0; i < 2000; i++) log.info({ i }, 'line');
       log.fatal('last words');

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../src/auth/users.js';
-import { CREATE_FIRST_USER, serverUrl } from '../../src/ready.js';
+import { CREATE_FIRST_USER, serverUrl } from '../../src/runtime/ready.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { freePort } from '../helpers/server.js';
 

@@ -3,7 +3,7 @@ import { isatty } from 'node:tty';
 import pino from 'pino';
 import type { FastifyServerOptions } from 'fastify';
 import type PinoPretty from 'pino-pretty';
-import type { Config } from './config/index.js';
+import type { Config } from '../config/index.js';
 
 /** Query parameters whose values never reach a log line. */
 const SECRET_QUERY_PARAMS = new Set(['token', 'key', 'api_key', 'apikey', 'api-key', 'password']);
