@@ -7,8 +7,10 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.mjs ./scripts/
 COPY src ./src
-# tsc's modules, then the server bundle over dist/server.js (scripts/build.mjs).
-RUN node scripts/build.mjs
+# tsc's modules, then the server bundle over dist/server.js, and the embedded database's cluster
+# template (scripts/build.mjs; best effort, so the folder may be empty). The template's spare is
+# dropped: it is taken by a rename into DATA_DIR, which cannot cross into the /data volume.
+RUN node scripts/build.mjs && mkdir -p node_modules/.cache/sift && rm -rf node_modules/.cache/sift/*.spare
 
 # Runtime stage: production dependencies and the compiled app, as a non-root user.
 FROM node:24-bookworm-slim
@@ -17,8 +19,11 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# The cluster template: a first start without DATABASE_URL copies it instead of running initdb.
+COPY --from=build --chown=node:node /app/node_modules/.cache/sift ./node_modules/.cache/sift
 COPY migrations ./migrations
 COPY views ./views
+COPY vocabulary ./vocabulary
 COPY bin ./bin
 COPY scripts/ensure-built.mjs ./scripts/
 RUN mkdir -p /data && chown node:node /data

@@ -35,8 +35,8 @@ import { type Config, parseConfig } from '../src/config/index.js';
 import { type Database, openDatabase } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPool } from '../src/db/pool.js';
-import { createLifecycle } from '../src/lifecycle.js';
-import { shutdown } from '../src/shutdown.js';
+import { createLifecycle } from '../src/runtime/lifecycle.js';
+import { shutdown } from '../src/runtime/shutdown.js';
 import { checkEverythingLocal, curls, demoCredentials, demoEnvironment, MONITOR_TOKEN, startFakes } from './demo.js';
 
 const SHOWN_BASE = 'http://localhost:8000';
@@ -142,23 +142,16 @@ function trimJson(value: unknown, at: string, cuts: string[]): unknown {
 function outlineOpenApi(doc: Record<string, unknown>, cuts: string[]): unknown {
   const paths = doc.paths as Record<string, Record<string, { operationId?: string; summary?: string }>>;
   const components = doc.components as Record<string, Record<string, unknown>>;
-  const aliases = Object.keys(paths).filter((p) => !p.endsWith('/'));
-  cuts.push(
-    '`paths`: each operation reduced to its `operationId` and `summary`',
-    `the ${aliases.length} paths without a trailing slash (each a \`$ref\` to the path with one) left out`,
-    '`components`: names only',
-  );
+  cuts.push('`paths`: each operation reduced to its `operationId` and `summary`', '`components`: names only');
   return {
     ...doc,
     paths: Object.fromEntries(
-      Object.entries(paths)
-        .filter(([p]) => p.endsWith('/'))
-        .map(([p, item]) => [
-          p,
-          Object.fromEntries(
-            Object.entries(item).map(([m, op]) => [m, { operationId: op.operationId, summary: op.summary }]),
-          ),
-        ]),
+      Object.entries(paths).map(([p, item]) => [
+        p,
+        Object.fromEntries(
+          Object.entries(item).map(([m, op]) => [m, { operationId: op.operationId, summary: op.summary }]),
+        ),
+      ]),
     ),
     components: Object.fromEntries(Object.entries(components).map(([k, v]) => [k, Object.keys(v)])),
   };

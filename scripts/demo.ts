@@ -32,9 +32,9 @@ import { createUser, findUserByName, setPassword } from '../src/auth/users.js';
 import { type Config, ConfigError, ENV_VARIABLES, loadConfigWith } from '../src/config/index.js';
 import { type Database, openDatabase } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
-import { createLifecycle } from '../src/lifecycle.js';
+import { createLifecycle } from '../src/runtime/lifecycle.js';
 import { PROVIDERS, createProviderDirectory } from '../src/providers/registry.js';
-import { shutdown } from '../src/shutdown.js';
+import { shutdown } from '../src/runtime/shutdown.js';
 import { startAllFakes } from '../test/fakes/all.js';
 import { FAILURES, type FaultControl, isFailure, startFaultControl } from '../test/fakes/control.js';
 
@@ -68,6 +68,7 @@ export function demoFixedEnvironment(fakesEnv: Record<string, string>): Record<s
     ...fakesEnv,
     // Never a DATABASE_URL from anywhere (a .env may hold production's): the demo has its own embedded database.
     DATABASE_URL: '',
+    DATABASE_PASSWORD: '',
     DEMO_MODE: 'true',
   };
 }

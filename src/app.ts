@@ -17,13 +17,15 @@ import type { Config } from './config/index.js';
 import { proxyTrust } from './config/trust-proxy.js';
 import { registerWebSessions } from './routes/web/web-session.js';
 import type { Peers } from './cluster.js';
-import { type Lifecycle, createLifecycle } from './lifecycle.js';
-import { loggerOptions } from './logging.js';
-import { lazySchemaController } from './lazy-schema-compilers.js';
+import { type Lifecycle, createLifecycle } from './runtime/lifecycle.js';
+import { createLogger } from './runtime/logging.js';
+import { lazySchemaController } from './runtime/lazy-schema-compilers.js';
 import { alertsPlugin } from './alerts/plugin.js';
+import { alertTransitions } from './alerts/transitions.js';
 import { loadMcpSdk, mcpRoutes, prepareMcpTools } from './mcp/plugin.js';
 import { loadSanitizer } from './providers/stackexchange/sanitize.js';
 import { loadQrEncoder } from './search/instant/qr.js';
+import { prepareCurrencyNames } from './search/instant/currency.js';
 import { prepareZoneTables } from './search/instant/worldclock.js';
 import { prepareKeywordSets } from './search/cards/text.js';
 import { providersPlugin } from './providers/plugin.js';
@@ -47,6 +49,8 @@ export interface AppDeps {
   logger?: FastifyBaseLogger | false;
   /** The other workers of a WORKERS > 1 cluster (cluster.ts); absent in a single process. */
   peers?: Peers;
+  /** Log what providers are configured, once per group (default true; in a cluster, one worker does). */
+  providerSummary?: boolean;
   /** The time the API gate decides at (ms since the epoch; tests move it); default the database's clock. */
   clock?: () => number;
 }
@@ -85,14 +89,14 @@ class RequestLog extends LogController {
 /** Builds the whole application from a config object. Never listens. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify<http.Server>({
-    ...(deps.logger
-      ? { loggerInstance: deps.logger }
-      : { logger: deps.logger === false ? false : loggerOptions(config) }),
+    ...(deps.logger === false
+      ? { logger: false }
+      : { loggerInstance: deps.logger ?? (createLogger(config) as FastifyBaseLogger) }),
     // Every form as a function of (address, hop): what each means is Sift's, not the library's reading.
     trustProxy: proxyTrust(config.TRUST_PROXY),
     bodyLimit: 256 * 1024,
     return503OnClosing: true,
-    // Ajv and fast-json-stringify only if a route ever declares a Fastify schema (lazy-schema-compilers.ts).
+    // Ajv and fast-json-stringify only if a route ever declares a Fastify schema (runtime/lazy-schema-compilers.ts).
     schemaController: lazySchemaController() as FastifyServerOptions['schemaController'],
     logController: new RequestLog(),
     genReqId(req) {
@@ -167,6 +171,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not found.' }));
 
+  // An empty JSON body is no body, as with any other type: the route judges what it lacks, and an
+  // unknown path stays a 404 (Fastify parses bodies before the not-found handler answers).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body.toString();
+    if (text === '') done(null, undefined);
+    else parseJson(request, text, done);
+  });
+
   // While closing, responses end their connection so in-flight keep-alive sockets do not hold up the close.
   let closing = false;
   app.addHook('preClose', async () => {
@@ -188,6 +202,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     loadSanitizer,
     loadQrEncoder,
     prepareZoneTables,
+    prepareCurrencyNames,
     prepareKeywordSets,
     prepareMcpTools,
     () => void loadMcpSdk().catch((err) => app.log.error({ err }, 'the MCP SDK could not be loaded')),
@@ -214,7 +229,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Feature modules register here.
   // Form bodies everywhere (the API's POST endpoints take them too).
   await app.register(fastifyFormbody);
-  await app.register(providersPlugin);
+  await app.register(providersPlugin, {
+    summary: deps.providerSummary ?? true,
+    onTransitions: alertTransitions(config),
+  });
   // Webhooks on provider state changes (ALERT_WEBHOOK_URLS): sent from here, never on a request's path.
   if (config.ALERT_WEBHOOK_URLS.length > 0) await app.register(alertsPlugin);
   // Called, not registered: one context fewer for Fastify's shared code (routes/api/index.ts says why).

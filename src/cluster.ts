@@ -3,6 +3,7 @@ import closeWithGrace from 'close-with-grace';
 import type pino from 'pino';
 import type { Config } from './config/index.js';
 import type { openDatabase } from './db/index.js';
+import { logReady, serverUrl, usersExist } from './runtime/ready.js';
 
 /*
  * WORKERS > 1: several server processes on one port (node:cluster; the
@@ -42,6 +43,8 @@ export interface WorkerStart {
   index: number;
   databaseUrl: string;
   secretKey: string;
+  /** This worker logs what is said once per server (the provider summary): one worker at the first start. */
+  announce: boolean;
 }
 
 interface StopOrder {
@@ -203,6 +206,8 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
   let quickDeaths = 0;
   let listening = 0;
   let ready = false;
+  /** Whether the database had a user at start-up (the ready line's hint). */
+  let users = true;
   let failStart: ((reason: Error) => void) | undefined;
   let allListening: () => void = () => {};
   let orders = 0;
@@ -310,16 +315,23 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
             index,
             databaseUrl: url,
             secretKey: options.secretKey,
+            // A worker started later replaces one: the server said it all already.
+            announce: index === 0 && !ready,
           } satisfies WorkerStart);
         },
         () => {},
       );
     });
-    worker.once('listening', () => {
+    worker.once('listening', (address) => {
       listening++;
       if (!ready && listening === count) {
         ready = true;
-        log.info({ ms: Date.now() - startedAt, workers: count }, 'ready');
+        logReady(log, {
+          url: serverUrl(config.HOST, address.port),
+          ms: Date.now() - startedAt,
+          workers: count,
+          usersExist: users,
+        });
         allListening();
       }
     });
@@ -372,6 +384,8 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
     const { migrate } = await import('./db/migrate.js');
     const { applied } = await migrate(db.pool);
     if (applied.length) log.info({ applied }, 'migrations applied');
+    // A hint only: a failed query does not stop the start.
+    users = await usersExist(db.pool).catch(() => true);
     // The primary needs no connection of its own from here on (the embedded server keeps running).
     await db.pool.end();
     databaseOpened(db.url);

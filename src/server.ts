@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import type { AddressInfo } from 'node:net';
 import closeWithGrace from 'close-with-grace';
 import type pino from 'pino';
 import {
@@ -12,9 +13,10 @@ import {
 import { type Config, ConfigError, loadConfig } from './config/index.js';
 import { resolveSecretKey } from './config/secret-key.js';
 import type { openDatabase } from './db/index.js';
-import { createLifecycle } from './lifecycle.js';
-import { createLogger } from './logging.js';
-import { shutdown } from './shutdown.js';
+import { createLifecycle } from './runtime/lifecycle.js';
+import { createLogger } from './runtime/logging.js';
+import { logReady, serverUrl, usersExist } from './runtime/ready.js';
+import { shutdown } from './runtime/shutdown.js';
 
 /*
  * The server process. WORKERS=1: this process is the whole server.
@@ -100,10 +102,23 @@ async function runInstance(
     }
     const { buildApp } = await appModule;
     const peers = worker ? workerPeers() : undefined;
-    app = await buildApp(config, { pool: db.pool, lifecycle, logger: log, peers });
+    app = await buildApp(config, {
+      pool: db.pool,
+      lifecycle,
+      logger: log,
+      peers,
+      providerSummary: worker ? worker.announce : true,
+    });
     if (closing) return;
     await app.listen({ port: config.PORT, host: config.HOST });
-    log.info({ ms: Date.now() - started }, worker ? 'worker ready' : 'ready');
+    const ms = Date.now() - started;
+    if (worker) log.info({ ms }, 'worker ready');
+    else {
+      const { port } = app.server.address() as AddressInfo;
+      // A hint only: a failed query does not stop a server that is up.
+      const users = await usersExist(db.pool).catch(() => true);
+      logReady(log, { url: serverUrl(config.HOST, port), ms, usersExist: users });
+    }
   } catch (err) {
     // fatal: pino writes it at once, before the exit below.
     log.fatal(err instanceof Error ? err.message : err);

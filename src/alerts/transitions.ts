@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import type { Config } from '../config/index.js';
 import type { Transition } from '../providers/health-recorder.js';
 
 /*
@@ -29,6 +30,15 @@ export interface TransitionQueueOptions {
   targets: readonly string[];
   /** How long a queued change waits for others to join its message (ms). */
   windowMs: number;
+}
+
+/** The health recorder's `onTransitions` for the configured webhooks; undefined without any. */
+export function alertTransitions(config: Pick<Config, 'ALERT_WEBHOOK_URLS' | 'ALERT_DIGEST_WINDOW_MS'>) {
+  if (config.ALERT_WEBHOOK_URLS.length === 0) return undefined;
+  return queueTransitions({
+    targets: config.ALERT_WEBHOOK_URLS.map(targetOf),
+    windowMs: config.ALERT_DIGEST_WINDOW_MS,
+  });
 }
 
 /** The recorder's `onTransitions`: queues each transition for every target. */

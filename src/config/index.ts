@@ -30,7 +30,30 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError([...problems.values()]);
   }
   const config = result.data;
-  return { ...config, DATA_DIR: path.resolve(config.DATA_DIR) };
+  return {
+    ...config,
+    DATA_DIR: path.resolve(config.DATA_DIR),
+    DATABASE_URL: withPassword(config.DATABASE_URL, config.DATABASE_PASSWORD),
+  };
+}
+
+/**
+ * DATABASE_URL with DATABASE_PASSWORD in it, percent-encoded (pg decodes it), so that a password
+ * with `@`, `/`, `%` or any other character reaches the server as it is.
+ */
+function withPassword(databaseUrl: string, password: string): string {
+  if (password === '') return databaseUrl;
+  const problem = 'DATABASE_PASSWORD: needs DATABASE_URL as a postgres:// or postgresql:// URL';
+  let url: URL;
+  try {
+    url = new URL(databaseUrl);
+  } catch {
+    throw new ConfigError([problem]);
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new ConfigError([problem]);
+  // The setter leaves `%` as it is; encoded first, every character is escaped once.
+  url.password = encodeURIComponent(password);
+  return url.href;
 }
 
 /**

@@ -247,13 +247,31 @@ const logLevel = z.preprocess(
     ),
 );
 
+/** `LOG_FORMAT`: json lines, pretty (human-readable) lines, or auto: pretty when standard output is a terminal. */
+const logFormat = z.preprocess(
+  blankToUndefined,
+  z
+    .string()
+    .trim()
+    .toLowerCase()
+    .default('auto')
+    .pipe(
+      z.enum(['auto', 'json', 'pretty'], {
+        error: (issue) => `must be auto, json or pretty (got "${String(issue.input)}")`,
+      }),
+    ),
+);
+
 export const envSchema = z.object({
   // Server
   PORT: int(8000, 0, 65535),
   HOST: str('0.0.0.0'),
   DATA_DIR: str('./data'),
   DATABASE_URL: optionalStr(),
+  // Not trimmed: a password may begin or end with a space.
+  DATABASE_PASSWORD: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()).transform((v) => v ?? ''),
   LOG_LEVEL: logLevel,
+  LOG_FORMAT: logFormat,
   SECRET_KEY: optionalStr().refine((v) => v === '' || v.length >= 32, {
     message: 'must be at least 32 characters long (or unset to generate one)',
   }),

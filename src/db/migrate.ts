@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type pg from 'pg';
-import { PROJECT_ROOT } from '../project-root.js';
+import { PROJECT_ROOT } from '../runtime/project-root.js';
 import { withQueryTimeout } from './pool.js';
 
 /*

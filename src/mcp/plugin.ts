@@ -5,7 +5,8 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { WebStandardStreamableHTTPServerTransport as Transport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { presentedKey } from '../auth/api-key-auth.js';
-import { PROJECT_ROOT } from '../project-root.js';
+import { IN_PROCESS_HEADERS } from '../metrics/in-process.js';
+import { PROJECT_ROOT } from '../runtime/project-root.js';
 import { renderError } from './render.js';
 import { buildTool, firstResults, prepareCall, queryOf, TOOL_DEFINITIONS, type Tool } from './tools.js';
 
@@ -145,6 +146,7 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
         authorization: `Api-Key ${key}`,
         'x-request-id': request.id,
         ...(typeof userAgent === 'string' ? { 'user-agent': userAgent } : {}),
+        ...IN_PROCESS_HEADERS,
       },
       remoteAddress: request.ip,
     });

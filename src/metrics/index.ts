@@ -6,6 +6,7 @@ import type { Peers } from '../cluster.js';
 import type { SearchCache } from '../providers/cache.js';
 import { healthOf } from '../providers/health-store.js';
 import { tokenMatches } from '../routes/health.js';
+import { isInProcessRequest } from './in-process.js';
 import { LabelledCounter, LabelledHistogram } from './series.js';
 
 /*
@@ -25,7 +26,7 @@ import { LabelledCounter, LabelledHistogram } from './series.js';
  * - provider state as a gauge (`sift_provider_state{state="up"}` = 1 …), read
  *   from provider_status at scrape time; each provider's suspension (seconds
  *   left, this instance's);
- * - Node's process metrics (prom-client's defaults).
+ * - Node's process metrics (prom-client's defaults, less the gauges named *_total).
  *
  * With WORKERS > 1, the worker that answers a scrape adds the other workers'
  * series (prom-client's aggregation: counters and histograms summed; the
@@ -68,6 +69,11 @@ export function createMetrics(): Metrics & {
 } {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // Gauges named like counters, which `promtool check metrics` refuses; each is the sum of the
+  // series of its namesake without `_total` (nodejs_active_handles{type} …), which stays.
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+    registry.removeSingleMetric(name);
+  }
 
   const requests = new LabelledCounter({
     name: 'sift_http_requests_total',
@@ -254,11 +260,13 @@ export function createMetrics(): Metrics & {
       app = instance;
     },
     observeRequest(request, reply) {
-      const route = request.routeOptions.url;
       const status = reply.statusCode;
-      const s = seriesOf(route ?? 'unmatched', request.method, status);
-      s.count.inc();
-      s.latency.observe(reply.elapsedTime / 1000);
+      // An MCP tool call's REST request is counted as the POST /mcp that carried it; its refusal still counts.
+      if (!isInProcessRequest(request)) {
+        const s = seriesOf(request.routeOptions.url ?? 'unmatched', request.method, status);
+        s.count.inc();
+        s.latency.observe(reply.elapsedTime / 1000);
+      }
       if (status === 429 || status === 503) {
         const reason = refusalOf(request);
         if (reason) refusals.child(reason).inc();

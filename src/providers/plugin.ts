@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { configurationSummary, providerConfiguration } from './configuration.js';
-import type { HealthRecorder } from './health-recorder.js';
+import type { HealthRecorder, HealthRecorderOptions } from './health-recorder.js';
 import { type LimitsView, readLimits } from './pacing/limits-view.js';
 import type { BudgetCrossing } from './pacing/pacer.js';
 import { type StatusReader, createStatusReader } from './health-store.js';
@@ -38,7 +38,14 @@ declare module 'fastify' {
   }
 }
 
-async function providersPlugin(app: FastifyInstance): Promise<void> {
+export interface ProvidersPluginOptions {
+  /** Log the one-line-per-group provider summary (once per server: the first worker, or the single process). */
+  summary: boolean;
+  /** Told of the up/down changes each status write makes, in its transaction (the alerts' outbox). */
+  onTransitions?: HealthRecorderOptions['onTransitions'];
+}
+
+async function providersPlugin(app: FastifyInstance, options: ProvidersPluginOptions): Promise<void> {
   const config = app.config;
   const budgetListeners: ((crossing: BudgetCrossing) => void)[] = [];
   const services = createProviderServices(config, app.pool, {
@@ -49,6 +56,7 @@ async function providersPlugin(app: FastifyInstance): Promise<void> {
     onBudgetCrossed: (crossing) => {
       for (const listener of budgetListeners) listener(crossing);
     },
+    recorder: { onTransitions: options.onTransitions },
   });
   // Any instance may prune the shared cache; each does it once a minute.
   const pruning = services.shared
@@ -83,9 +91,10 @@ async function providersPlugin(app: FastifyInstance): Promise<void> {
     });
 
   // One line per group: what this instance can ask, and what it lacks.
-  for (const { group, line } of configurationSummary(providerConfiguration(config))) {
-    app.log.info({ group }, `providers ${line}`);
-  }
+  if (options.summary)
+    for (const { group, line } of configurationSummary(providerConfiguration(config))) {
+      app.log.info({ group }, `providers ${line}`);
+    }
 
   app.decorate('providers', providers);
   app.decorate('upstream', { call: runner.call, gather: runner.gather });

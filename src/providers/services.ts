@@ -1,5 +1,4 @@
 import type pg from 'pg';
-import { queueTransitions, targetOf } from '../alerts/transitions.js';
 import type { Config } from '../config/index.js';
 import type { SearchCache } from './cache.js';
 import { HealthRecorder, type HealthRecorderOptions } from './health-recorder.js';
@@ -39,6 +38,7 @@ export interface ProviderServicesOptions {
   cache?: SearchCache;
   /** Share answers with every worker and instance (SHARED_CACHE_MAX_MB > 0; needs `cache`). */
   shareCache?: boolean;
+  /** With alert webhooks, `onTransitions` queues the state changes status writes make (alerts/transitions.ts). */
   recorder?: Omit<HealthRecorderOptions, 'log'>;
   /** Told of every finished upstream call (metrics). */
   onCall?: RunnerDeps['onCall'];
@@ -67,12 +67,7 @@ export function createProviderServices(
   const providers = createProviderDirectory(config);
   const secrets = configSecrets(config);
   const http = createHttpClient({ userAgent: config.SIFT_USER_AGENT, secrets });
-  // With alert webhooks, status writes also queue the state changes they make (alerts/transitions.ts).
-  const onTransitions =
-    config.ALERT_WEBHOOK_URLS.length > 0
-      ? queueTransitions({ targets: config.ALERT_WEBHOOK_URLS.map(targetOf), windowMs: config.ALERT_DIGEST_WINDOW_MS })
-      : undefined;
-  const recorder = new HealthRecorder(pool, { ...options.recorder, log: options.log, onTransitions });
+  const recorder = new HealthRecorder(pool, { ...options.recorder, log: options.log });
   const suspensions = new ProviderSuspensions(
     {
       afterFailures: config.PROVIDER_SUSPEND_AFTER_FAILURES,

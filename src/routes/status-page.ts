@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { pageContext, requireUser } from './web/guard.js';
 import { type HistoryBucket, type StatusRow, readHistory } from '../providers/health-store.js';
 import { buildStatusPage } from '../providers/status-view.js';
-import { sendPage } from '../views.js';
+import { sendPage } from './views.js';
 
 /**
  * `/status`: the human status page, for signed-in users only (anonymous

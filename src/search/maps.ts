@@ -96,10 +96,23 @@ export const mapsQuerySchema = z
       .optional()
       .meta({
         description: `Geocode mode: places to return, an integer clamped to ${LIMIT_MIN}..${LIMIT_MAX} (default ${LIMIT_DEFAULT}).`,
+        type: 'integer',
+        minimum: LIMIT_MIN,
+        maximum: LIMIT_MAX,
       }),
     lang: langSchema,
-    lat: stripped.meta({ description: 'Reverse mode (with lon): latitude, -90 to 90.' }),
-    lon: stripped.meta({ description: 'Reverse mode (with lat): longitude, -180 to 180.' }),
+    lat: stripped.meta({
+      description: 'Reverse mode (with lon): latitude, -90 to 90.',
+      type: 'number',
+      minimum: -90,
+      maximum: 90,
+    }),
+    lon: stripped.meta({
+      description: 'Reverse mode (with lat): longitude, -180 to 180.',
+      type: 'number',
+      minimum: -180,
+      maximum: 180,
+    }),
     label: stripped.meta({ description: 'Reverse mode: the name of the place (default: q).' }),
   })
   .superRefine((fields, ctx) => {

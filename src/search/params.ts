@@ -24,12 +24,15 @@ export const MESSAGES = {
   required: 'This query parameter is required.',
   qTooLong: `Ensure this value has at most ${Q_MAX_LENGTH} characters.`,
   integer: 'Must be an integer.',
+  date: 'Must be d (day), w (week), m (month) or y (year).',
 } as const;
 
 const ENGINE_SET: ReadonlySet<string> = new Set(ENGINE_SLUGS);
 const ENGINE_SPLIT = /[,\s]+/u;
 const OFF_VALUES: ReadonlySet<string> = new Set(['off', 'false', '0', 'no']);
-const DATE_VALUES: ReadonlySet<string> = new Set(['d', 'w', 'm', 'y']);
+const SAFE_VALUES = ['on', 'off', 'true', 'false', '1', '0', 'yes', 'no'] as const;
+const DATE_VALUES = ['d', 'w', 'm', 'y'] as const;
+const DATE_SET: ReadonlySet<string> = new Set(DATE_VALUES);
 
 /** Python's `str.strip()`: Unicode whitespace (JS `trim` covers the same set closely enough). */
 const strip = (s: string) => s.trim();
@@ -105,7 +108,8 @@ export const safeSchema = z
   .string()
   .optional()
   .transform((raw) => (raw === undefined ? true : !OFF_VALUES.has(strip(raw).toLowerCase())))
-  .meta({ description: 'Safe search: on (default); off, false, 0 or no turn it off.' });
+  // Documented by the values a client sends (any other value is taken as on).
+  .meta({ description: 'Safe search: on (default); off, false, 0 or no turn it off.', enum: [...SAFE_VALUES] });
 
 /** `lang`: stripped and lowercased, not validated; empty means automatic. */
 export const langSchema = z
@@ -114,16 +118,17 @@ export const langSchema = z
   .transform((raw) => (raw === undefined ? '' : strip(raw).toLowerCase()))
   .meta({ description: 'Language code (empty: automatic).' });
 
-/** `date`: d, w, m or y; anything else is ignored. */
+/** `date`: d, w, m or y (any case, stripped); absent or empty means none; anything else is refused. */
 export const dateSchema = z
   .string()
   .optional()
-  .transform((raw): DateFilter => {
-    if (raw === undefined) return '';
-    const v = strip(raw).toLowerCase();
-    return DATE_VALUES.has(v) ? (v as DateFilter) : '';
+  .transform((raw, ctx): DateFilter => {
+    const v = raw === undefined ? '' : strip(raw).toLowerCase();
+    if (v === '' || DATE_SET.has(v)) return v as DateFilter;
+    ctx.addIssue({ code: 'custom', message: MESSAGES.date });
+    return z.NEVER;
   })
-  .meta({ description: 'Freshness: d (day), w (week), m (month), y (year).' });
+  .meta({ description: 'Freshness: d (day), w (week), m (month), y (year); none by default.', enum: [...DATE_VALUES] });
 
 const DECIMAL_DIGIT = /^\p{Nd}$/u;
 
@@ -177,7 +182,13 @@ export const pageSchema = z
     }
     return Math.min(PAGE_MAX, Math.max(PAGE_MIN, n));
   })
-  .meta({ description: `Page number, an integer clamped to ${PAGE_MIN}..${PAGE_MAX} (default 1).` });
+  // Typed for the OpenAPI document and MCP by the value a client sends (the schema reads its text).
+  .meta({
+    description: `Page number, an integer clamped to ${PAGE_MIN}..${PAGE_MAX} (default 1).`,
+    type: 'integer',
+    minimum: PAGE_MIN,
+    maximum: PAGE_MAX,
+  });
 
 /** Query string of GET /api/v1/web/ (and the other paged search endpoints). */
 export const webQuerySchema = z.object({

@@ -50,4 +50,38 @@ describe('API methods and unknown paths', () => {
     expect(res.statusCode).toBe(415);
     expect(res.json()).toEqual({ detail: 'Unsupported media type.' });
   });
+  it('answers a JSON POST with an empty body by its path: 404 unknown, 405 wrong method, 400 naming fields', async () => {
+    const post = (url: string, headers: Record<string, string> = {}) =>
+      t.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload: '' });
+    const auth = { authorization: `Api-Key ${key}` };
+    for (const url of ['/nothing-here', '/api/v1/nothing-here/']) {
+      const res = await post(url, auth);
+      expect(res.statusCode, url).toBe(404);
+      expect(res.headers['content-type'], url).toMatch(/^application\/json/);
+      expect(res.json(), url).toEqual({ detail: 'Not found.' });
+    }
+    const wrongMethod = await post('/api/v1/web/', auth);
+    expect(wrongMethod.statusCode).toBe(405);
+    expect(wrongMethod.json()).toEqual({ detail: 'Method "POST" not allowed.' });
+    // A known path that takes a body: the fields it needs are missing.
+    const translate = await post('/api/v1/translate/', auth);
+    expect(translate.statusCode).toBe(400);
+    expect(translate.json()).toHaveProperty('target');
+    // Malformed JSON is still refused as such.
+    const malformed = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/translate/',
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: '{"q":',
+    });
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json()).toEqual({ detail: 'Request body is not valid JSON.' });
+    const poisoned = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/translate/',
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: '{"q":"x","target":"de","__proto__":{"admin":true}}',
+    });
+    expect(poisoned.statusCode).toBe(400);
+  });
 });

@@ -136,11 +136,11 @@ function deref<T = Json>(value: Json): T {
 }
 
 /**
- * The documented path item of a request path, and the pointer to it. A path without its trailing
- * slash is the slashed one's (the document says so once, and lists each path once).
+ * The documented path item of a request path, and the pointer to it. A path with its trailing
+ * slash is the slash-less one's (the document says so once, and lists each path once).
  */
 function pathItem(path: string): { item: Json; pointer: string } | undefined {
-  if (!doc.paths[path] && doc.paths[`${path}/`]) path = `${path}/`;
+  if (!doc.paths[path] && path.endsWith('/') && doc.paths[path.slice(0, -1)]) path = path.slice(0, -1);
   const raw = doc.paths[path];
   if (!raw) return undefined;
   const $ref = raw.$ref;
@@ -270,10 +270,10 @@ describe('GET /api/v1/schema/', () => {
     expect(validator.version).toMatch(/^3\.1/);
     // The validator has teeth: a broken operation, parameter or reference is refused.
     const broken = structuredClone(doc) as unknown as { paths: Record<string, Record<string, Json>> };
-    broken.paths['/api/v1/web/']!.get!.responses = 'none';
+    broken.paths['/api/v1/web']!.get!.responses = 'none';
     expect((await validate(broken)).valid).toBe(false);
     const badParameter = structuredClone(doc) as unknown as { paths: Record<string, Record<string, Json>> };
-    (badParameter.paths['/api/v1/web/']!.get!.parameters as Json[])[0]!.in = 'body';
+    (badParameter.paths['/api/v1/web']!.get!.parameters as Json[])[0]!.in = 'body';
     expect((await validate(badParameter)).valid).toBe(false);
     for (const name of Object.keys(doc.components.schemas)) {
       expect(() => ajv.compile({ $ref: `openapi.json#/components/schemas/${token(name)}` }), name).not.toThrow();
@@ -320,7 +320,10 @@ describe('GET /api/v1/schema/', () => {
     expect([translate.q!.required, translate.text!.required, translate.target!.required]).toEqual([false, false, true]);
     const post = pathItem('/api/v1/translate/')!.item.post as Json & { requestBody: { content: Record<string, Json> } };
     expect(Object.keys(post.requestBody.content)).toEqual(['application/x-www-form-urlencoded', 'application/json']);
-    expect(post.requestBody.content['application/json']!.schema).toMatchObject({ required: ['target'] });
+    // Both types share one named schema.
+    const body = post.requestBody.content['application/json']!.schema as Json;
+    expect(post.requestBody.content['application/x-www-form-urlencoded']!.schema).toEqual(body);
+    expect(deref(body)).toMatchObject({ required: ['target'] });
     expect((pathItem('/api/v1/key/')!.item.get as Json).parameters).toBeUndefined();
     const schemes = (doc as unknown as { components: { securitySchemes: Json } }).components.securitySchemes;
     expect(schemes).toEqual({
@@ -543,25 +546,25 @@ type Ok<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends {
   : never;
 type Query<P extends keyof paths> = paths[P] extends { get: { parameters: { query?: infer Q } } } ? NonNullable<Q> : never;
 
-export type WebResponse = Ok<'/api/v1/web/', 'get'>;
-type WebQuery = Query<'/api/v1/web/'>;
+export type WebResponse = Ok<'/api/v1/web', 'get'>;
+type WebQuery = Query<'/api/v1/web'>;
 
 /** What a client does with the answers. */
 export interface Transport {
   get(path: string): Promise<{ status: number; body: unknown }>;
 }
 
-function queryString(query: Record<string, string | undefined>): string {
+function queryString(query: Record<string, string | number | undefined>): string {
   return Object.entries(query)
-    .filter((e): e is [string, string] => e[1] !== undefined)
-    .map(([k, v]) => encodeURIComponent(k) + '=' + encodeURIComponent(v))
+    .filter((e): e is [string, string | number] => e[1] !== undefined)
+    .map(([k, v]) => encodeURIComponent(k) + '=' + encodeURIComponent(String(v)))
     .join('&');
 }
 
 export async function searchWeb(transport: Transport, query: WebQuery): Promise<WebResponse> {
   const res = await transport.get('/api/v1/web/?' + queryString(query));
   if (res.status === 400) {
-    const errors = res.body as Json<paths['/api/v1/web/']['get']['responses'][400]>;
+    const errors = res.body as Json<paths['/api/v1/web']['get']['responses'][400]>;
     throw new Error(errors.q ?? errors.engine ?? errors.page ?? 'bad request');
   }
   if (res.status === 502) {
@@ -576,26 +579,26 @@ export function titles(body: WebResponse): string[] {
   return body.results.map((r) => r.title + ' (' + r.source + ', ' + r.display_url + ')');
 }
 
-export function firstCard(body: Ok<'/api/v1/cards/', 'get'>): string | null {
+export function firstCard(body: Ok<'/api/v1/cards', 'get'>): string | null {
   return body.wikipedia?.title ?? body.thetvdb?.title ?? body.tripadvisor?.name ?? body.stackexchange?.title ?? body.map?.place.display_name ?? null;
 }
 
-export function answerKind(body: Ok<'/api/v1/instant/', 'get'>): string {
+export function answerKind(body: Ok<'/api/v1/instant', 'get'>): string {
   return body.answer === null ? 'none' : body.answer.type + ' for ' + body.answer.query;
 }
 
-export function nearest(body: Ok<'/api/v1/maps/', 'get'>): [number, number] | null {
+export function nearest(body: Ok<'/api/v1/maps', 'get'>): [number, number] | null {
   const place = body.places[0];
   return place ? [place.lat, place.lon] : null;
 }
 
-export function remaining(body: Ok<'/api/v1/key/', 'get'>): number {
+export function remaining(body: Ok<'/api/v1/key', 'get'>): number {
   return Math.min(body.limits.burst.remaining, body.limits.sustained.remaining);
 }
 
-type TranslateForm = NonNullable<paths['/api/v1/translate/']['post']['requestBody']>['content']['application/json'];
+type TranslateForm = NonNullable<paths['/api/v1/translate']['post']['requestBody']>['content']['application/json'];
 export const form: TranslateForm = { q: 'hello', target: 'fr' };
-export const translated = (body: Ok<'/api/v1/translate/', 'post'>): string => body.translated_text;
+export const translated = (body: Ok<'/api/v1/translate', 'post'>): string => body.translated_text;
 
 export const sample: WebResponse = {
   query: 'rust',
@@ -609,7 +612,11 @@ export const sample: WebResponse = {
 // @ts-expect-error the tab of a web response is "web"
 export const wrongTab: WebResponse = { ...sample, tab: 'images' };
 // @ts-expect-error q is required
-export const noQuery: WebQuery = { page: '2' };
+export const noQuery: WebQuery = { page: 2 };
+// @ts-expect-error page is an integer
+export const textPage: WebQuery = { q: 'rust', page: '2' };
+// @ts-expect-error not a date filter
+export const badDate: WebQuery = { q: 'rust', date: 'century' };
 // @ts-expect-error not an engine
 export const badEngine: WebResponse['engine'] = ['bing'];
 `;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createUser } from '../../src/auth/users.js';
 import { createPool } from '../../src/db/pool.js';
-import { loggerOptions } from '../../src/logging.js';
+import { loggerOptions } from '../../src/runtime/logging.js';
 import { testConfig } from '../helpers/app.js';
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js';
 import { listen } from '../helpers/server.js';

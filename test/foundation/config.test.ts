@@ -2,9 +2,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { cgroupCpuLimit, usableCores } from '../../src/config/cores.js';
+import pg from 'pg';
 import { ConfigError, ENV_VARIABLES, parseConfig } from '../../src/config/index.js';
+import { createTestDatabase } from '../helpers/db.js';
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -58,6 +60,36 @@ describe('configuration', () => {
     expect(parseConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
     expect(parseConfig({ TRUST_PROXY: '2' }).TRUST_PROXY).toBe(2);
     expect(parseConfig({ TRUST_PROXY: '10.0.0.0/8,127.0.0.1' }).TRUST_PROXY).toBe('10.0.0.0/8,127.0.0.1');
+  });
+
+  it('reads LOG_FORMAT as auto by default, json or pretty in any case, and names anything else', () => {
+    expect(parseConfig({}).LOG_FORMAT).toBe('auto');
+    expect(parseConfig({ LOG_FORMAT: 'JSON' }).LOG_FORMAT).toBe('json');
+    expect(parseConfig({ LOG_FORMAT: ' pretty ' }).LOG_FORMAT).toBe('pretty');
+    expect(problems({ LOG_FORMAT: 'colour' })).toEqual(['LOG_FORMAT: must be auto, json or pretty (got "colour")']);
+  });
+
+  it('puts DATABASE_PASSWORD into DATABASE_URL escaped, so pg reads back every character', () => {
+    const password = ' p@ss:w/rd%41#?&= é ';
+    const c = parseConfig({ DATABASE_URL: 'postgres://sift@postgres:5432/sift', DATABASE_PASSWORD: password });
+    const url = new URL(c.DATABASE_URL);
+    expect([url.username, url.hostname, url.port, url.pathname]).toEqual(['sift', 'postgres', '5432', '/sift']);
+    // How pg (pg-connection-string) reads a URL's password: percent-decoded.
+    expect(decodeURIComponent(url.password)).toBe(password);
+    // It replaces a password written in the URL; without it the URL stays as it is.
+    expect(parseConfig({ DATABASE_URL: 'postgresql://u:old@db/x', DATABASE_PASSWORD: 'new' }).DATABASE_URL).toBe(
+      'postgresql://u:new@db/x',
+    );
+    expect(parseConfig({ DATABASE_URL: 'postgres://u:p@db/x' }).DATABASE_URL).toBe('postgres://u:p@db/x');
+  });
+
+  it('refuses DATABASE_PASSWORD without a postgres:// DATABASE_URL, without echoing the password', () => {
+    for (const DATABASE_URL of ['', 'host=db user=sift', 'mysql://u@db/x']) {
+      const lines = problems({ DATABASE_URL, DATABASE_PASSWORD: 'hunter2-secret' });
+      expect(lines, DATABASE_URL).toEqual([
+        'DATABASE_PASSWORD: needs DATABASE_URL as a postgres:// or postgresql:// URL',
+      ]);
+    }
   });
 
   it('reads WORKERS as one per core by default, a count from 1 to 64, or auto', () => {
@@ -115,5 +147,35 @@ describe('configuration', () => {
     });
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/^PORT: must be an integer/m);
+  });
+});
+
+describe('DATABASE_PASSWORD against a real server', () => {
+  it('connects as a role whose password holds URL delimiters', async () => {
+    const db = await createTestDatabase();
+    const role = `sift_pw_${db.name.slice(-12)}`;
+    const password = 'p@ss:w/rd%41#?';
+    try {
+      await db.pool.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
+      const url = new URL(db.url);
+      url.username = role;
+      url.password = '';
+      const config = parseConfig({ DATABASE_URL: url.href, DATABASE_PASSWORD: password });
+      const client = new pg.Client({ connectionString: config.DATABASE_URL });
+      await client.connect();
+      try {
+        const { rows } = await client.query('SELECT current_user AS who, current_database() AS db');
+        expect(rows[0]).toEqual({ who: role, db: db.name });
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await db.drop();
+      // Roles belong to the whole server, not to the test's database.
+      const admin = new pg.Client({ connectionString: inject('adminUrl') });
+      await admin.connect();
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
+    }
   });
 });

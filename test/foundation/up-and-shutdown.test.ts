@@ -5,9 +5,9 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { createLifecycle } from '../../src/lifecycle.js';
+import { createLifecycle } from '../../src/runtime/lifecycle.js';
 import { createPool } from '../../src/db/pool.js';
-import { shutdown } from '../../src/shutdown.js';
+import { shutdown } from '../../src/runtime/shutdown.js';
 // @ts-expect-error: a plain .mjs script without type declarations
 import { ensureBuilt } from '../../scripts/ensure-built.mjs';
 import { testConfig } from '../helpers/app.js';
@@ -151,7 +151,7 @@ describe('graceful shutdown', () => {
       await waitFor(() => output().includes('"msg":"ready"'), 20_000);
       expect(output()).toContain('"workers":2');
       expect((await fetch(`http://127.0.0.1:${port}/up`)).status).toBe(200);
-      // The templates and migrations are found from the bundle's chunks (src/project-root.ts).
+      // The templates and migrations are found from the bundle's chunks (src/runtime/project-root.ts).
       const login = await fetch(`http://127.0.0.1:${port}/login`);
       expect(login.status).toBe(200);
       expect(await login.text()).toMatch(/<form[^>]*method="post"/i);

@@ -134,7 +134,8 @@ describe('MCP: connecting', () => {
       paths: Record<string, { get?: { parameters?: { name: string }[] } }>;
     };
     for (const tool of TOOL_DEFINITIONS) {
-      const params = (doc.paths[tool.path]?.get?.parameters ?? []).map((p) => p.name);
+      // The document lists each path without its trailing slash.
+      const params = (doc.paths[tool.path.slice(0, -1)]?.get?.parameters ?? []).map((p) => p.name);
       const client = tool.only ?? Object.keys(tool.fields.shape);
       for (const name of client) expect(params, `${tool.name}: ${name}`).toContain(name);
     }

@@ -1,6 +1,10 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/auth/api-keys.js';
 import { createUser } from '../../src/auth/users.js';
+import { monthlySearches } from '../../src/limits/usage.js';
 import { startWebFakes, type WebFakes } from '../fakes/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -13,6 +17,12 @@ import { type Family, parsePrometheusText, sampleValue } from './prometheus-text
  */
 
 const TOKEN = 'metrics-token-0123456789';
+
+/** Prometheus' own checker (Debian's prometheus package) when the machine has it. */
+const PROMTOOL = (process.env.PATH ?? '')
+  .split(path.delimiter)
+  .map((dir) => path.join(dir, 'promtool'))
+  .find((file) => existsSync(file));
 
 let db: TestDatabase;
 let fakes: WebFakes;
@@ -182,5 +192,75 @@ describe('GET /metrics', () => {
       0,
     );
     t.app.health.suspensions.clear();
+  });
+  it('counts an MCP tool call once: the POST /mcp that carried it, not its REST request too', async () => {
+    const mcp = await buildTestApp(db, { ...fakes.env, METRICS_ENABLED: 'true' });
+    try {
+      const user = await createUser(db.pool, { username: 'mcp-metered' });
+      const key = (await issueApiKey(db.pool, user.id)).key;
+      fakes.brave.setSuggestions('mcp metr', ['mcp metrics']);
+      const res = await mcp.app.inject({
+        method: 'POST',
+        url: '/mcp',
+        headers: {
+          authorization: `Api-Key ${key}`,
+          accept: 'application/json, text/event-stream',
+          'content-type': 'application/json',
+        },
+        payload: {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'suggest', arguments: { q: 'mcp metr' } },
+        },
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().result.structuredContent.suggestions).toEqual(['mcp metrics']);
+      // The REST request behind the call ran (its usage counted), and only the /mcp request is in the metrics.
+      await mcp.app.lifecycle.flush();
+      expect(await monthlySearches(db.pool, user.id)).toBe(1);
+      const families = parsePrometheusText((await mcp.app.inject({ url: '/metrics' })).body);
+      const requests = families.get('sift_http_requests_total')!.samples;
+      expect(requests.map((r) => [r.labels.route, r.labels.method, r.labels.status, r.value])).toEqual([
+        ['/mcp', 'POST', '200', 1],
+      ]);
+      expect(sampleValue(families, 'sift_http_request_duration_seconds_count', { route: '/mcp' })).toBe(1);
+      // A client cannot pass its own request off as one of those.
+      await mcp.app.inject({
+        url: '/api/v1/key/',
+        headers: { authorization: `Api-Key ${key}`, 'x-sift-in-process': 'x' },
+      });
+      const after = parsePrometheusText((await mcp.app.inject({ url: '/metrics' })).body);
+      expect(sampleValue(after, 'sift_http_requests_total', { route: '/api/v1/key/', status: '200' })).toBe(1);
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it("keeps Prometheus' naming rule: counters end in _total, no gauge does", async () => {
+    const { families } = await scrape();
+    expect(families.size).toBeGreaterThan(10);
+    const broken = [...families.values()]
+      .filter((f) => (f.type === 'counter') !== f.name.endsWith('_total'))
+      .map((f) => `${f.name} (${f.type})`);
+    expect(broken).toEqual([]);
+    // Node's process metrics are still there.
+    expect(families.get('process_cpu_user_seconds_total')?.type).toBe('counter');
+    expect(families.get('nodejs_heap_size_used_bytes')?.type).toBe('gauge');
+    expect(families.get('nodejs_active_handles')?.type).toBe('gauge');
+  });
+
+  it.runIf(PROMTOOL)('passes `promtool check metrics`', async () => {
+    expect((await get('/api/v1/key/')).statusCode).toBeLessThan(500);
+    const { text } = await scrape();
+    const check = spawnSync(PROMTOOL!, ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    expect(`${check.stdout}${check.stderr}`).toBe('');
+    expect(check.status).toBe(0);
+    // It has teeth: a gauge named like a counter is refused.
+    const bad = spawnSync(PROMTOOL!, ['check', 'metrics'], {
+      input: '# HELP x_total A gauge.\n# TYPE x_total gauge\nx_total 1\n',
+      encoding: 'utf8',
+    });
+    expect(bad.status).not.toBe(0);
   });
 });

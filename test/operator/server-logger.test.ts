@@ -3,7 +3,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logging.js';
+import { createLogger, resolveLogFormat } from '../../src/runtime/logging.js';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 
@@ -51,11 +51,43 @@ describe('the server logger', () => {
     }
   });
 
+  it('writes readable lines with LOG_FORMAT=pretty: time, level, message, URL, request; secrets redacted, no colours', () => {
+    const fd = openSync(file, 'w');
+    try {
+      const log = createLogger({ LOG_LEVEL: 'info', LOG_FORMAT: 'pretty' }, fd);
+      log.info({ url: 'http://localhost:8000', ms: 812 }, 'ready');
+      const req = { method: 'GET', url: '/searxng/svc_sk_0123abcd.sekret/search?q=x', headers: {} };
+      log.info({ reqId: 'r1', req, res: { statusCode: 200 }, responseTime: 12.3456 }, 'request completed');
+      log.warn({ headers: { authorization: 'Api-Key svc_sk_0123abcd.sekret' } }, 'second');
+      // Written synchronously: a person reads each line as it comes.
+      const text = readFileSync(file, 'utf8');
+      expect(text.split('\n').filter(Boolean)).toEqual([
+        expect.stringMatching(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: ready http:\/\/localhost:8000 \{"ms":812\}$/),
+        expect.stringMatching(
+          /^\[[\d:.]{12}\] INFO: request completed GET \/searxng\/\[redacted\]\/search\?q=x 200 in 12\.3 ms \{"reqId":"r1"\}$/,
+        ),
+        expect.stringMatching(/^\[[\d:.]{12}\] WARN: second \{"headers":\{"authorization":"\[redacted\]"\}\}$/),
+      ]);
+      expect(text).not.toContain('sekret');
+      expect(text).not.toContain('\u001b[');
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it('writes JSON lines by default where the descriptor is no terminal (LOG_FORMAT=auto)', () => {
+    const fd = openSync(file, 'w');
+    expect(resolveLogFormat('auto', fd)).toBe('json');
+    closeSync(fd);
+    expect(resolveLogFormat('pretty', 0)).toBe('pretty');
+    expect(resolveLogFormat('json', 0)).toBe('json');
+  });
+
   it('writes every line still pending when the process exits at once after logging them', () => {
     // A process of its own: it logs many lines and calls process.exit in the same turn.
     const script = `
       import { openSync } from 'node:fs';
-      const { createLogger } = await import(${JSON.stringify(path.join(root, 'src/logging.ts'))});
+      const { createLogger } = await import(${JSON.stringify(path.join(root, 'src/runtime/logging.ts'))});
       const log = createLogger({ LOG_LEVEL: 'info' }, openSync(${JSON.stringify(file)}, 'w'));
       for (let i = 0; i < 2000; i++) log.info({ i }, 'line');
       log.fatal('last words');

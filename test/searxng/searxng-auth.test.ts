@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/auth/api-keys.js';
 import { createUser } from '../../src/auth/users.js';
-import { redactUrl } from '../../src/logging.js';
+import { redactUrl } from '../../src/runtime/logging.js';
 import { monthlySearches } from '../../src/limits/usage.js';
 import { type AllFakes, startAllFakes } from '../fakes/all.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';

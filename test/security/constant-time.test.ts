@@ -62,7 +62,7 @@ describe('constant-time comparisons', () => {
   });
 
   it('has no plain ===, == or Buffer.equals comparison of a secret anywhere in the auth, routes and config code', () => {
-    const roots = ['src/auth', 'src/routes', 'src/config', 'src/logging.ts'];
+    const roots = ['src/auth', 'src/routes', 'src/config', 'src/runtime/logging.ts'];
     const files: string[] = [];
     const walk = (p: string) => {
       if (statSync(p).isDirectory()) for (const entry of readdirSync(p)) walk(path.join(p, entry));

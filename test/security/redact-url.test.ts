@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactUrl } from '../../src/logging.js';
+import { redactUrl } from '../../src/runtime/logging.js';
 
 describe('request URLs in log lines', () => {
   it('keeps a URL whose query names no secret exactly as it came', () => {

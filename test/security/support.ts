@@ -4,7 +4,7 @@ import pino from 'pino';
 import type { Page } from 'playwright-core';
 import { buildApp } from '../../src/app.js';
 import { createPool } from '../../src/db/pool.js';
-import { loggerOptions } from '../../src/logging.js';
+import { loggerOptions } from '../../src/runtime/logging.js';
 import { type FakeHandler, type FakeRequest, type FakeServer, startFakeServer } from '../fakes/fake-server.js';
 import { testConfig } from '../helpers/app.js';
 import type { TestDatabase } from '../helpers/db.js';

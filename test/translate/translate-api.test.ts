@@ -239,7 +239,8 @@ describe('POST /api/v1/translate/', () => {
     const before = await usage();
     const cases: [string | Buffer | undefined, string | undefined, number, Record<string, unknown>][] = [
       ['{"q": "x", "target":', 'application/json', 400, { detail: 'Request body is not valid JSON.' }],
-      ['', 'application/json', 400, { detail: 'Request body is not valid JSON.' }],
+      // An empty body is no body: the fields are missing (as with no body at all).
+      ['', 'application/json', 400, { ...REQUIRED_TEXT, ...REQUIRED_TARGET }],
       ['[1, 2]', 'application/json', 400, { detail: 'The request body must be a JSON object or form-encoded fields.' }],
       [
         '"hello"',

@@ -93,17 +93,26 @@ describe('web search parameters', () => {
     }
   });
 
-  it('keeps only d, w, m and y as date filters', () => {
+  it('takes d, w, m and y as date filters, empty as none', () => {
     for (const [date, expected] of [
       ['d', 'd'],
       [' W ', 'w'],
       ['m', 'm'],
       ['y', 'y'],
-      ['year', ''],
-      ['x', ''],
+      ['', ''],
+      [' ', ''],
     ]) {
       const r = web({ q: 'x', date: date! });
       expect(r.ok && r.value.date, date).toBe(expected);
+    }
+  });
+
+  it('refuses any other date, naming the field', () => {
+    for (const date of ['year', 'x', 'dw', '2024-01-01']) {
+      expect(web({ q: 'x', date }), date).toEqual({
+        ok: false,
+        errors: { date: 'Must be d (day), w (week), m (month) or y (year).' },
+      });
     }
   });
 

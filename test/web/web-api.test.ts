@@ -75,6 +75,10 @@ describe('GET /api/v1/web/ validation', () => {
       body: { engine: 'Unknown engine(s): foo. Valid: provider_01, provider_02, provider_03, provider_04 (or "all").' },
     });
     expect(await web({ q: 'x', page: '2.5' })).toEqual({ status: 400, body: { page: 'Must be an integer.' } });
+    expect(await web({ q: 'x', date: 'century' })).toEqual({
+      status: 400,
+      body: { date: 'Must be d (day), w (week), m (month) or y (year).' },
+    });
     expect(await web({ q: ' ', engine: 'provider_01,bing', page: '' })).toEqual({
       status: 400,
       body: {
@@ -134,7 +138,7 @@ describe('GET /api/v1/web/ engine requests', () => {
     expect(req!.headers['x-subscription-token']).toBe(fakes.brave.key);
 
     const q2 = uniq('brave defaults');
-    await web({ q: q2, engine: 'provider_01', lang: 'ja', date: 'century' });
+    await web({ q: q2, engine: 'provider_01', lang: 'ja', date: '' });
     const second = fakes.brave.requestsTo('web')[1]!;
     expect(Object.fromEntries(second.query)).toEqual({
       q: q2,

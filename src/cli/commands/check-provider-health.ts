@@ -1,3 +1,4 @@
+import { alertTransitions } from '../../alerts/transitions.js';
 import { runProbes } from '../../providers/probes.js';
 import { createProviderServices } from '../../providers/services.js';
 import type { Command } from '../command.js';
@@ -11,7 +12,9 @@ export const checkProviderHealthCommand: Command = {
     const { config } = ctx;
     const pool = await ctx.db();
     // Every outcome is written when the services close (no periodic history batches in a one-off run).
-    const services = createProviderServices(config, pool, { recorder: { historyFlushMs: 0 } });
+    const services = createProviderServices(config, pool, {
+      recorder: { historyFlushMs: 0, onTransitions: alertTransitions(config) },
+    });
     let results: Awaited<ReturnType<typeof runProbes>>;
     try {
       results = await runProbes(config, services.providers, services.runner);

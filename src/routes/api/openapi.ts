@@ -88,7 +88,8 @@ const DESCRIPTION = `The Sift search API.
 
 Every request needs an API key: \`Authorization: Api-Key <key>\` (or \`Authorization: Bearer <key>\`, or \`X-Api-Key: <key>\`).
 Checks run in this order: authentication (401, 403), rate limits and the monthly quota (429), parameters (400), the endpoint.
-Every path also answers without its trailing slash, HEAD is answered like GET, and another method on a known path is 405
+Every path is listed without its trailing slash and answers the same with it (\`/api/v1/web/\`, the form the API index
+links to); HEAD is answered like GET, and another method on a known path is 405
 (\`MethodNotAllowed\`); an unknown path is 404. Error bodies are JSON: \`{"detail": "…"}\`, except 400 (one message per
 invalid field) and 502 (\`detail\` with the providers that failed).`;
 
@@ -183,8 +184,18 @@ function badRequest(fields: FieldDocs): Json {
   };
 }
 
+const capitalized = (id: string) => `${id[0]!.toUpperCase()}${id.slice(1)}`;
+
 function withDescription(base: Json, description: string): Json {
   return { ...base, description };
+}
+
+/**
+ * The path as the document lists it: without its trailing slash (Redocly's no-path-trailing-slash),
+ * once, so that every operationId is unique for the clients generated from the document.
+ */
+export function documentedPath(path: string): string {
+  return path.endsWith('/') ? path.slice(0, -1) : path;
 }
 
 export interface OpenApiDocument {
@@ -207,8 +218,7 @@ export function buildOpenApiDocument(operations: readonly ApiOperation[]): OpenA
     registry.add(schema, { id });
   };
   for (const [id, schema] of Object.entries(SEARCH_COMPONENT_SCHEMAS)) name(schema, id);
-  for (const op of operations)
-    name(op.doc.response, `${op.doc.operationId[0]!.toUpperCase()}${op.doc.operationId.slice(1)}Response`);
+  for (const op of operations) name(op.doc.response, `${capitalized(op.doc.operationId)}Response`);
   const generated = z.toJSONSchema(registry, {
     target: 'draft-2020-12',
     io: 'output',
@@ -222,7 +232,7 @@ export function buildOpenApiDocument(operations: readonly ApiOperation[]): OpenA
   for (const op of operations) {
     const fields = op.fields && Object.keys(op.fields.shape).length > 0 ? fieldDocs(op.fields) : null;
     const own = op.doc.errors ?? {};
-    const item: Json = (paths[op.path] ??= {});
+    const item: Json = (paths[documentedPath(op.path)] ??= {});
     for (const method of op.methods) {
       const responses: Json = {
         '200': {
@@ -260,11 +270,14 @@ export function buildOpenApiDocument(operations: readonly ApiOperation[]): OpenA
       };
       if (fields && method === 'GET') operation.parameters = queryParameters(fields);
       if (fields && method === 'POST') {
+        // One named schema for both types: generators then type one body (orval sends it as a form).
+        const body = `${capitalized(op.doc.operationId)}Request`;
+        schemas[body] = fields.object;
         operation.requestBody = {
           required: true,
           content: {
-            'application/x-www-form-urlencoded': { schema: fields.object },
-            [JSON_TYPE]: { schema: fields.object },
+            'application/x-www-form-urlencoded': { schema: ref(SCHEMAS, body) },
+            [JSON_TYPE]: { schema: ref(SCHEMAS, body) },
           },
         };
       }
@@ -272,8 +285,6 @@ export function buildOpenApiDocument(operations: readonly ApiOperation[]): OpenA
       item[method.toLowerCase()] = operation;
     }
   }
-  // The paths without their trailing slash answer the same (DESCRIPTION says so); listed once each,
-  // so that every operationId is unique for the clients generated from this document.
   return {
     openapi: '3.1.0',
     info: { title: 'Sift API', version: '1', description: DESCRIPTION },

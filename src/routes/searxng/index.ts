@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { presentedKey } from '../../auth/api-key-auth.js';
 import { admittedCall, type GatePlan } from '../../gate/api-gate.js';
-import { PROJECT_ROOT } from '../../project-root.js';
+import { PROJECT_ROOT } from '../../runtime/project-root.js';
 import { providersOffering } from '../../providers/registry.js';
 import { qSchema } from '../../search/params.js';
 import { suggest } from '../../search/suggest.js';
@@ -29,7 +29,7 @@ import { searxSearch } from './search.js';
  * (or user name) of HTTP Basic auth, or in the base URL; the same rate limits and monthly quota;
  * one search counted per /search and per /autocompleter, on a success only. Errors are JSON with
  * SearXNG's `error` and Sift's `detail`, never HTML; a key in the URL never reaches a log line
- * (logging.ts), a metric label (the route pattern) or an error body.
+ * (runtime/logging.ts), a metric label (the route pattern) or an error body.
  */
 
 /** A key presented as HTTP Basic credentials: the password, else the user name (`https://<key>@host`). */

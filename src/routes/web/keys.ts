@@ -11,7 +11,7 @@ import {
 import { pageContext, requireUser } from './guard.js';
 import { MAX_KEY_NAME_LENGTH, keyNameProblem, normaliseKeyName } from '../../auth/key-format.js';
 import { monthlySearches } from '../../limits/usage.js';
-import { sendPage } from '../../views.js';
+import { sendPage } from '../views.js';
 
 /**
  * `/settings/keys`: the signed-in user's API keys. Create one (the full key

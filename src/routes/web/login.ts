@@ -3,7 +3,7 @@ import { homePath, pageContext, sessionUser } from './guard.js';
 import { type LoginThrottle, createLoginThrottle } from '../../auth/login-throttle.js';
 import { verifyPassword } from '../../auth/passwords.js';
 import { findCredentials, recordLogin } from '../../auth/users.js';
-import { sendPage } from '../../views.js';
+import { sendPage } from '../views.js';
 import { localPath } from './next-path.js';
 
 /** `GET /login` (the form), `POST /login` (sign in), `POST /logout`; each also with a trailing slash. */

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { sendPage } from '../../views.js';
+import { sendPage } from '../views.js';
 
 /*
  * A page that fails answers a page, not the API's JSON: 503 with Retry-After when the database is

@@ -1,22 +1,19 @@
 import type { WikipediaCard } from '../../contracts/cards.js';
 import type { TripadvisorCategory } from '../../providers/tripadvisor/locations.js';
 import { isRelevant, identifyingTokens } from './relevance.js';
+import { MAP_SITES, PROGRAMMING_SITES, SCREEN_SITES, TRAVEL_SITES } from './sites.js';
 import { fold, keywordSet, words } from './text.js';
 import {
   EAT_WORDS,
   EXPLICIT_TITLE_WORDS,
-  MAP_SITES,
   NOT_A_TITLE,
   PERSON_WORDS,
   PLACE_PHRASES,
   PLACE_WORDS,
-  PROGRAMMING_SITES,
   PROGRAMMING_WORDS,
-  SCREEN_SITES,
   SCREEN_WORDS,
   STAY_WORDS,
   STREET_WORDS,
-  TRAVEL_SITES,
   VENUE_WORDS,
   VISIT_WORDS,
 } from './vocabulary.js';

@@ -8,6 +8,7 @@ import {
   spaceArrows,
   suffixMatcher,
 } from './text.js';
+import { currencyNames } from './intl-names.js';
 import type { AnswerFields, InstantContext, InstantHandler } from './types.js';
 import { CURRENCY_VOCABULARY } from './vocabulary.js';
 
@@ -101,7 +102,6 @@ export function flagOf(code: string): string {
 }
 
 const V = Object.values(CURRENCY_VOCABULARY);
-const NAMES = new Map<string, string>(V.flatMap((v) => Object.entries(v.names)));
 const CONNECTORS = connectorList([...new Set(V.flatMap((v) => v.connectors))]);
 const afterPrefix = prefixMatcher(V.flatMap((v) => v.prefixes));
 const beforeSuffix = suffixMatcher(V.flatMap((v) => v.suffixes));
@@ -110,7 +110,7 @@ const beforeSuffix = suffixMatcher(V.flatMap((v) => v.suffixes));
 export function currencyCode(typed: string): string | null {
   const t = PLAIN_WORD.test(typed) ? typed : typed.toLowerCase().replace(/\s+/g, ' ').replace(/\.$/, '').trim();
   if (/^[a-z]{3}$/.test(t) && Object.hasOwn(CURRENCIES, t.toUpperCase())) return t.toUpperCase();
-  return NAMES.get(t) ?? SYMBOLS[t] ?? null;
+  return prepareCurrencyNames().names.get(t) ?? SYMBOLS[t] ?? null;
 }
 
 const SYMBOL_FIRST = new RegExp(
@@ -150,28 +150,50 @@ export function parseMoney(text: string): { amount: number; code: string } | nul
   return code ? { amount: 1, code } : null;
 }
 
-/**
- * The first word of every written form currencyCode knows (codes, names, symbols). The target of a
- * conversion is one of those forms, and it is the end of the query's text (once spaced, with at most
- * a prefix and a suffix phrase cut off and a final point dropped): a query none of whose words is
- * such a first word is no conversion.
- */
-const FIRST_WORDS = new Set(
-  [...Object.keys(CURRENCIES).map((code) => code.toLowerCase()), ...NAMES.keys(), ...Object.keys(SYMBOLS)].map(
-    (form) => form.split(' ')[0]!,
-  ),
-);
-/** The first UTF-16 unit of each of those words: a word starting otherwise ("17", "*") is passed over unread. */
-const FIRST_UNITS = new Set([...FIRST_WORDS].map((word) => word.charCodeAt(0)));
+interface CurrencyNames {
+  /** Written name → code: the vocabulary's, then Intl's in each of its languages. */
+  names: Map<string, string>;
+  /**
+   * The first word of every written form currencyCode knows (codes, names, symbols). The target of a
+   * conversion is one of those forms, and it is the end of the query's text (once spaced, with at most
+   * a prefix and a suffix phrase cut off and a final point dropped): a query none of whose words is
+   * such a first word is no conversion.
+   */
+  firstWords: Set<string>;
+  /** The first UTF-16 unit of each of those words: a word starting otherwise ("17", "*") is passed over unread. */
+  firstUnits: Set<number>;
+}
 
-/** Whether a word of `spaced` (single spaces) is, or with its final point dropped is, in FIRST_WORDS. */
+/*
+ * Built on first use, not with the module: Intl's currency names take some 80 ms to gather (ICU's
+ * data loaded on the way), which a start need not wait for. app.ts prepares them once the server listens.
+ */
+let currencyNameTables: CurrencyNames | undefined;
+
+export function prepareCurrencyNames(): CurrencyNames {
+  if (currencyNameTables) return currencyNameTables;
+  const names = new Map<string, string>(V.flatMap((v) => Object.entries(v.names)));
+  for (const [name, code] of currencyNames(Object.keys(CURRENCY_VOCABULARY), Object.keys(CURRENCIES))) {
+    if (!names.has(name)) names.set(name, code);
+  }
+  const firstWords = new Set(
+    [...Object.keys(CURRENCIES).map((code) => code.toLowerCase()), ...names.keys(), ...Object.keys(SYMBOLS)].map(
+      (form) => form.split(' ')[0]!,
+    ),
+  );
+  currencyNameTables = { names, firstWords, firstUnits: new Set([...firstWords].map((word) => word.charCodeAt(0))) };
+  return currencyNameTables;
+}
+
+/** Whether a word of `spaced` (single spaces) is, or with its final point dropped is, a first word of a currency. */
 function mayNameCurrency(spaced: string): boolean {
+  const { firstWords, firstUnits } = prepareCurrencyNames();
   for (let from = 0; from < spaced.length; ) {
     let to = spaced.indexOf(' ', from);
     if (to < 0) to = spaced.length;
-    if (FIRST_UNITS.has(spaced.charCodeAt(from))) {
+    if (firstUnits.has(spaced.charCodeAt(from))) {
       const word = spaced.slice(from, to);
-      if (FIRST_WORDS.has(word) || (word.endsWith('.') && FIRST_WORDS.has(word.slice(0, -1)))) return true;
+      if (firstWords.has(word) || (word.endsWith('.') && firstWords.has(word.slice(0, -1)))) return true;
     }
     from = to + 1;
   }

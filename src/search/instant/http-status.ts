@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import { alternation, mayStartWith } from './text.js';
 import type { InstantHandler } from './types.js';
 import { HTTP_VOCABULARY } from './vocabulary.js';
@@ -10,85 +11,87 @@ import { HTTP_VOCABULARY } from './vocabulary.js';
  * `category_label`, `is_error` (4xx and 5xx).
  */
 
-export const HTTP_STATUSES: Record<number, [name: string, description: string]> = {
-  100: ['Continue', 'The server has received the request headers; the client should send the body.'],
-  101: ['Switching Protocols', 'The server is switching to the protocol the client asked for (e.g. WebSocket).'],
-  102: ['Processing', 'The server has accepted the request but has not finished it yet (WebDAV).'],
-  103: ['Early Hints', 'Headers sent ahead of the final response so the client can preload resources.'],
-  200: ['OK', 'The request succeeded.'],
-  201: ['Created', 'The request succeeded and a new resource was created.'],
-  202: ['Accepted', 'The request was accepted for processing, which has not finished.'],
-  203: ['Non-Authoritative Information', 'The response comes from a transforming proxy, not the origin server.'],
-  204: ['No Content', 'The request succeeded and there is no content to send back.'],
-  205: ['Reset Content', 'The request succeeded; the client should reset the document view.'],
-  206: ['Partial Content', 'Only part of the resource is sent, as the Range header asked.'],
-  207: ['Multi-Status', 'Several status codes for several operations (WebDAV).'],
-  208: ['Already Reported', 'Members already listed earlier in this response are not repeated (WebDAV).'],
-  226: ['IM Used', 'The response is the result of instance manipulations applied to the resource.'],
-  300: ['Multiple Choices', 'The resource has several representations to choose from.'],
-  301: ['Moved Permanently', 'The resource has a new permanent URL, given in the Location header.'],
-  302: ['Found', 'The resource is temporarily at another URL, given in the Location header.'],
-  303: ['See Other', 'The response is at another URL, to be fetched with GET.'],
-  304: ['Not Modified', 'The cached copy is still valid; no body is sent.'],
-  305: ['Use Proxy', 'The resource must be accessed through a proxy (deprecated).'],
-  307: [
-    'Temporary Redirect',
-    'The resource is temporarily at another URL; repeat the request there with the same method.',
-  ],
-  308: ['Permanent Redirect', 'The resource has a new permanent URL; repeat the request there with the same method.'],
-  400: ['Bad Request', 'The server cannot process the request because it is malformed.'],
-  401: ['Unauthorized', 'Authentication is required and has failed or was not provided.'],
-  402: ['Payment Required', 'Reserved for future use; some services use it for payment or quota errors.'],
-  403: ['Forbidden', 'The server understood the request but refuses to authorize it.'],
-  404: ['Not Found', 'The server cannot find the requested resource.'],
-  405: ['Method Not Allowed', 'The request method is not supported for this resource.'],
-  406: ['Not Acceptable', 'No representation matches the Accept headers of the request.'],
-  407: ['Proxy Authentication Required', 'The client must first authenticate with the proxy.'],
-  408: ['Request Timeout', 'The server timed out waiting for the request.'],
-  409: ['Conflict', 'The request conflicts with the current state of the resource.'],
-  410: ['Gone', 'The resource is no longer available and will not be again.'],
-  411: ['Length Required', 'The request did not specify the length of its content.'],
-  412: ['Precondition Failed', 'A precondition in the request headers was not met.'],
-  413: ['Content Too Large', 'The request body is larger than the server is willing to process.'],
-  414: ['URI Too Long', 'The URI is longer than the server is willing to interpret.'],
-  415: ['Unsupported Media Type', 'The request body is in a format the server does not support.'],
-  416: ['Range Not Satisfiable', 'The requested range cannot be served.'],
-  417: ['Expectation Failed', 'The server cannot meet the Expect request header.'],
-  418: ["I'm a teapot", 'The server refuses to brew coffee because it is a teapot (RFC 2324, an April Fools joke).'],
-  421: ['Misdirected Request', 'The request was sent to a server that cannot produce a response for it.'],
-  422: ['Unprocessable Content', 'The request is well-formed but has semantic errors.'],
-  423: ['Locked', 'The resource is locked (WebDAV).'],
-  424: ['Failed Dependency', 'The request failed because a request it depended on failed (WebDAV).'],
-  425: ['Too Early', 'The server will not process a request that might be replayed.'],
-  426: ['Upgrade Required', 'The client should switch to another protocol.'],
-  428: ['Precondition Required', 'The server requires the request to be conditional.'],
-  429: ['Too Many Requests', 'The client has sent too many requests in a given time (rate limiting).'],
-  431: ['Request Header Fields Too Large', 'The request headers are too large.'],
-  451: [
-    'Unavailable For Legal Reasons',
-    'The resource is unavailable for legal reasons (e.g. censorship or a court order).',
-  ],
-  500: [
-    'Internal Server Error',
-    'The server met an unexpected condition that prevented it from fulfilling the request.',
-  ],
-  501: ['Not Implemented', 'The server does not support the functionality required to fulfil the request.'],
-  502: ['Bad Gateway', 'The server, acting as a gateway or proxy, got an invalid response from upstream.'],
-  503: [
-    'Service Unavailable',
-    'The server is temporarily unable to handle the request (overloaded or down for maintenance).',
-  ],
-  504: ['Gateway Timeout', 'The server, acting as a gateway or proxy, did not get a response from upstream in time.'],
-  505: ['HTTP Version Not Supported', 'The server does not support the HTTP version used in the request.'],
-  506: ['Variant Also Negotiates', 'The server has an internal configuration error in content negotiation.'],
-  507: ['Insufficient Storage', 'The server cannot store the representation needed to complete the request (WebDAV).'],
-  508: ['Loop Detected', 'The server detected an infinite loop while processing the request (WebDAV).'],
-  510: ['Not Extended', 'Further extensions to the request are required for the server to fulfil it.'],
-  511: [
-    'Network Authentication Required',
-    'The client needs to authenticate to gain network access (captive portals).',
-  ],
+/**
+ * The registered codes (IANA's registry, plus 418), each with what it means. Names come from
+ * http.STATUS_CODES, except three that Node still gives otherwise (RENAMED: RFC 9110 renamed 413 and
+ * 422, and RFC 2324 writes "I'm a teapot"); Node's 509 is not registered, so no answer.
+ */
+const DESCRIPTIONS: Record<number, string> = {
+  100: 'The server has received the request headers; the client should send the body.',
+  101: 'The server is switching to the protocol the client asked for (e.g. WebSocket).',
+  102: 'The server has accepted the request but has not finished it yet (WebDAV).',
+  103: 'Headers sent ahead of the final response so the client can preload resources.',
+  200: 'The request succeeded.',
+  201: 'The request succeeded and a new resource was created.',
+  202: 'The request was accepted for processing, which has not finished.',
+  203: 'The response comes from a transforming proxy, not the origin server.',
+  204: 'The request succeeded and there is no content to send back.',
+  205: 'The request succeeded; the client should reset the document view.',
+  206: 'Only part of the resource is sent, as the Range header asked.',
+  207: 'Several status codes for several operations (WebDAV).',
+  208: 'Members already listed earlier in this response are not repeated (WebDAV).',
+  226: 'The response is the result of instance manipulations applied to the resource.',
+  300: 'The resource has several representations to choose from.',
+  301: 'The resource has a new permanent URL, given in the Location header.',
+  302: 'The resource is temporarily at another URL, given in the Location header.',
+  303: 'The response is at another URL, to be fetched with GET.',
+  304: 'The cached copy is still valid; no body is sent.',
+  305: 'The resource must be accessed through a proxy (deprecated).',
+  307: 'The resource is temporarily at another URL; repeat the request there with the same method.',
+  308: 'The resource has a new permanent URL; repeat the request there with the same method.',
+  400: 'The server cannot process the request because it is malformed.',
+  401: 'Authentication is required and has failed or was not provided.',
+  402: 'Reserved for future use; some services use it for payment or quota errors.',
+  403: 'The server understood the request but refuses to authorize it.',
+  404: 'The server cannot find the requested resource.',
+  405: 'The request method is not supported for this resource.',
+  406: 'No representation matches the Accept headers of the request.',
+  407: 'The client must first authenticate with the proxy.',
+  408: 'The server timed out waiting for the request.',
+  409: 'The request conflicts with the current state of the resource.',
+  410: 'The resource is no longer available and will not be again.',
+  411: 'The request did not specify the length of its content.',
+  412: 'A precondition in the request headers was not met.',
+  413: 'The request body is larger than the server is willing to process.',
+  414: 'The URI is longer than the server is willing to interpret.',
+  415: 'The request body is in a format the server does not support.',
+  416: 'The requested range cannot be served.',
+  417: 'The server cannot meet the Expect request header.',
+  418: 'The server refuses to brew coffee because it is a teapot (RFC 2324, an April Fools joke).',
+  421: 'The request was sent to a server that cannot produce a response for it.',
+  422: 'The request is well-formed but has semantic errors.',
+  423: 'The resource is locked (WebDAV).',
+  424: 'The request failed because a request it depended on failed (WebDAV).',
+  425: 'The server will not process a request that might be replayed.',
+  426: 'The client should switch to another protocol.',
+  428: 'The server requires the request to be conditional.',
+  429: 'The client has sent too many requests in a given time (rate limiting).',
+  431: 'The request headers are too large.',
+  451: 'The resource is unavailable for legal reasons (e.g. censorship or a court order).',
+  500: 'The server met an unexpected condition that prevented it from fulfilling the request.',
+  501: 'The server does not support the functionality required to fulfil the request.',
+  502: 'The server, acting as a gateway or proxy, got an invalid response from upstream.',
+  503: 'The server is temporarily unable to handle the request (overloaded or down for maintenance).',
+  504: 'The server, acting as a gateway or proxy, did not get a response from upstream in time.',
+  505: 'The server does not support the HTTP version used in the request.',
+  506: 'The server has an internal configuration error in content negotiation.',
+  507: 'The server cannot store the representation needed to complete the request (WebDAV).',
+  508: 'The server detected an infinite loop while processing the request (WebDAV).',
+  510: 'Further extensions to the request are required for the server to fulfil it.',
+  511: 'The client needs to authenticate to gain network access (captive portals).',
 };
+
+const RENAMED: Record<number, string> = {
+  413: 'Content Too Large',
+  418: "I'm a teapot",
+  422: 'Unprocessable Content',
+};
+
+/** A registered code's name ("Not Found"), or undefined. */
+export function statusName(code: number): string | undefined {
+  if (!Object.hasOwn(DESCRIPTIONS, code)) return undefined;
+  return RENAMED[code] ?? STATUS_CODES[code];
+}
 
 const CATEGORIES: [category: string, label: string][] = [
   ['informational', 'Informational'],
@@ -99,10 +102,10 @@ const CATEGORIES: [category: string, label: string][] = [
 ];
 
 export function describeStatus(code: number): Record<string, unknown> | null {
-  const entry = HTTP_STATUSES[code];
-  if (!entry) return null;
+  const name = statusName(code);
+  if (name === undefined) return null;
   const [category, category_label] = CATEGORIES[Math.floor(code / 100) - 1]!;
-  return { code, name: entry[0], description: entry[1], category, category_label, is_error: code >= 400 };
+  return { code, name, description: DESCRIPTIONS[code], category, category_label, is_error: code >= 400 };
 }
 
 const V = Object.values(HTTP_VOCABULARY);
@@ -148,7 +151,7 @@ export const httpHandler: InstantHandler = {
       if (!described) return null;
       const rest = m[2];
       // "404 not found", "http 404 not found": the words after the code must be the code's name.
-      if (rest !== undefined && simplify(rest) !== simplify(HTTP_STATUSES[code]![0])) {
+      if (rest !== undefined && simplify(rest) !== simplify(statusName(code)!)) {
         if (i === 2 || !/^(?:error|status|code|status code|response)$/.test(rest)) return null;
       }
       return described;

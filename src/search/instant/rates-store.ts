@@ -1,6 +1,5 @@
 import type pg from 'pg';
 import type { LatestRates } from '../../providers/frankfurter/latest.js';
-import type { InstantLog } from './types.js';
 
 /*
  * Exchange rates for the currency answer, kept in Postgres (table
@@ -37,7 +36,8 @@ export interface RatesStoreOptions {
   pool: pg.Pool;
   /** Asks the feed (through app.upstream, which records health); rejects when it is down. */
   fetchLatest(): Promise<LatestRates>;
-  log?: InstantLog;
+  /** Where a failed refresh is told. */
+  log?: { warn(obj: unknown, msg?: string): void };
   now?: () => number;
   /** Refresh interval (default 24 h). */
   maxAgeMs?: number;

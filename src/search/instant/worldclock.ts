@@ -1,13 +1,16 @@
+import { COUNTRY_ZONES } from './country-zones.js';
+import { regionNames } from './intl-names.js';
 import { prefixMatcher, suffixMatcher, titleCase } from './text.js';
 import type { InstantHandler } from './types.js';
 import { WORLDCLOCK_VOCABULARY } from './vocabulary.js';
 
 /*
  * `worldclock`: the current time of a city, country or zone, computed with
- * Intl. Places come from the vocabulary (cities, countries, zone names
- * people type) and, for the explicit "time in …" forms only, from the
+ * Intl. Places come from the vocabulary (cities, zone names people type,
+ * other names of countries), from Intl's names of the countries in
+ * country-zones.ts and, for the explicit "time in …" forms only, from the
  * city part of every IANA zone Intl knows ("time in eucla"). "<place> time"
- * uses the vocabulary only, so "screen time" or "christmas time" are no answer.
+ * uses the first two only, so "screen time" or "christmas time" are no answer.
  * Fields: `place`, `tz` (IANA), `tz_abbr`, `time` (24 h `HH:MM`),
  * `time_ampm` (`h:MM AM`), `date` (`Friday, 21 November 2025`), `offset` (`UTC±HH:MM`).
  */
@@ -42,11 +45,14 @@ interface ZoneTables {
 
 function buildZoneTables(): ZoneTables {
   const places = new Map<string, string>();
-  for (const v of W) {
-    for (const [name, zone] of Object.entries(v.places)) {
-      const z = usableZone(zone);
-      if (z && !places.has(name)) places.set(name, z);
-    }
+  const countries = regionNames(Object.keys(WORLDCLOCK_VOCABULARY), Object.keys(COUNTRY_ZONES));
+  const named: [name: string, zone: string][] = [
+    ...W.flatMap((v) => Object.entries(v.places)),
+    ...[...countries].map(([name, cc]): [string, string] => [name, COUNTRY_ZONES[cc]!]),
+  ];
+  for (const [name, zone] of named) {
+    const z = usableZone(zone);
+    if (z && !places.has(name)) places.set(name, z);
   }
   const ids = new Map<string, string>();
   const cities = new Map<string, string>();

@@ -2,7 +2,8 @@ import { createRequire } from 'node:module';
 import { isatty } from 'node:tty';
 import pino from 'pino';
 import type { FastifyServerOptions } from 'fastify';
-import type { Config } from './config/index.js';
+import type PinoPretty from 'pino-pretty';
+import type { Config } from '../config/index.js';
 
 /** Query parameters whose values never reach a log line. */
 const SECRET_QUERY_PARAMS = new Set(['token', 'key', 'api_key', 'apikey', 'api-key', 'password']);
@@ -81,17 +82,6 @@ export const REDACTED_PATHS = [
   'headers["set-cookie"]',
 ];
 
-function prettyTransport(): { target: string } | undefined {
-  // isatty, not process.stdout.isTTY: the log writes to the descriptor itself, and needs no stream on it.
-  if (!isatty(1)) return undefined;
-  try {
-    createRequire(import.meta.url).resolve('pino-pretty');
-    return { target: 'pino-pretty' };
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Writes of at most this many bytes: whole lines each (pino's destination never splits a line
  * below this), so that the lines of the cluster's workers, which share one standard output, never
@@ -99,16 +89,57 @@ function prettyTransport(): { target: string } | undefined {
  */
 const MAX_WRITE_BYTES = 4096;
 
+type LoggerConfig = Pick<Config, 'LOG_LEVEL'> & Partial<Pick<Config, 'LOG_FORMAT'>>;
+
+/** LOG_FORMAT resolved for descriptor `fd`: auto is pretty on a terminal, JSON otherwise. */
+export function resolveLogFormat(format: Config['LOG_FORMAT'] = 'auto', fd = 1): 'json' | 'pretty' {
+  if (format !== 'auto') return format;
+  // isatty, not process.stdout.isTTY: the log writes to the descriptor itself, and needs no stream on it.
+  return isatty(fd) ? 'pretty' : 'json';
+}
+
 /**
- * The server's logger. On a TTY, pretty lines through pino-pretty when it is
- * installed. Otherwise JSON lines to standard output (or `fd`) through pino's
- * asynchronous destination: lines wait only while a write is under way, and
- * pino writes what is pending when the process exits (`logger.fatal` also
+ * A pretty line's message: the message, then a URL, and a request's method, path, status and time;
+ * the other fields follow it as JSON.
+ */
+function prettyMessage(log: Record<string, unknown>, messageKey: string): string {
+  const parts = [String(log[messageKey] ?? '')];
+  if (typeof log.url === 'string') parts.push(log.url);
+  const req = log.req as { method?: string; url?: string } | undefined;
+  if (req?.method) parts.push(`${req.method} ${req.url}`);
+  const res = log.res as { statusCode?: number } | undefined;
+  if (res?.statusCode !== undefined) parts.push(String(res.statusCode));
+  if (typeof log.responseTime === 'number') parts.push(`in ${log.responseTime.toFixed(1)} ms`);
+  return parts.join(' ');
+}
+
+/**
+ * Human-readable lines through pino-pretty's formatter, one synchronous write each: a person
+ * reads them as they come, and none is lost when the process exits. Colours only on a terminal.
+ */
+function prettyDestination(fd: number): pino.DestinationStream {
+  // Loaded only here: a server writing JSON never loads it.
+  const { prettyFactory, isColorSupported } = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
+  const format = prettyFactory({
+    colorize: isColorSupported && isatty(fd),
+    translateTime: 'SYS:HH:MM:ss.l',
+    messageFormat: prettyMessage,
+    ignore: 'pid,hostname,url,req,res,responseTime',
+    singleLine: true,
+  });
+  const out = pino.destination({ dest: fd, sync: true });
+  return { write: (line: string) => out.write(format(line)) };
+}
+
+/**
+ * The server's logger, to standard output (or `fd`): pretty lines when LOG_FORMAT says so (auto:
+ * on a terminal), else JSON lines through pino's asynchronous destination: lines wait only while a
+ * write is under way, and pino writes what is pending when the process exits (`logger.fatal` also
  * writes at once, for a last line before a crash).
  */
-export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, fd = 1): pino.Logger {
+export function createLogger(config: LoggerConfig, fd = 1): pino.Logger {
   const options = loggerOptions(config) as pino.LoggerOptions;
-  if (options.transport) return pino(options);
+  if (resolveLogFormat(config.LOG_FORMAT, fd) === 'pretty') return pino(options, prettyDestination(fd));
   return pino(options, pino.destination({ dest: fd, sync: false, maxWrite: MAX_WRITE_BYTES }));
 }
 
@@ -132,12 +163,11 @@ export function serializeRequest(req: LoggableRequest) {
   };
 }
 
-/** pino options for Fastify: JSON to stdout (pretty on a TTY), secrets redacted. */
+/** pino options of the server's logger (createLogger writes the lines): level, redaction, serializers. */
 export function loggerOptions(config: Pick<Config, 'LOG_LEVEL'>): FastifyServerOptions['logger'] {
   return {
     level: config.LOG_LEVEL,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-    transport: prettyTransport(),
     serializers: { req: serializeRequest },
   };
 }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Eta } from 'eta';
 import type { FastifyReply } from 'fastify';
-import { PROJECT_ROOT } from './project-root.js';
+import { PROJECT_ROOT } from '../runtime/project-root.js';
 
 /*
  * Server-rendered pages: Eta templates in views/, escaping every `<%= %>` by
