@@ -69,7 +69,7 @@ interface Stored {
 
 /** A margin on reported rates: requests spaced exactly at the limit can arrive closer than sent. */
 const REPORTED_MARGIN = 1.05;
-const REPORTED_SLACK_MS = 25;
+const REPORTED_SLACK_MS = 100;
 const BUSY_RETRY_MS = 50;
 const SPACED_WINDOW_SECONDS = 10;
 
