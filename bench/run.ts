@@ -13,7 +13,9 @@
  *   the bare JSON route), at 10 and 100 connections;
  *   mix (every endpoint in realistic proportions), health, auth, hung, limits,
  *   metrics (web search on a new Sift with METRICS_ENABLED=true against a new one without),
- *   workers (web search on WORKERS=<cores> processes against one process).
+ *   workers (web search on WORKERS=<cores> processes against one process),
+ *   quota (bench/quota.ts: upstream calls of a duplicate-heavy mix on one process, WORKERS=2
+ *   and two instances; Brave's free plan under 20 clients).
  *
  * Options (environment): BENCH_ENDPOINT_DURATION (s, default 6: Sift's
  * measured run, and the floor's, in two halves around Sift's) and
@@ -548,7 +550,17 @@ interface Target {
 }
 
 /** BENCH_ONLY=web,limits runs only those sections (the endpoints, mix, health, auth, hung, limits; start always runs). */
-const SECTIONS = [...ENDPOINTS.map((e) => e.name), 'mix', 'health', 'auth', 'hung', 'limits', 'metrics', 'workers'];
+const SECTIONS = [
+  ...ENDPOINTS.map((e) => e.name),
+  'mix',
+  'health',
+  'auth',
+  'hung',
+  'limits',
+  'metrics',
+  'workers',
+  'quota',
+];
 const ONLY = new Set(
   (process.env.BENCH_ONLY ?? '')
     .split(',')
@@ -1185,6 +1197,40 @@ async function main() {
   await pool.end();
   for (const child of [floorJson.child, floorFanout.child, sift.child, fakes.child]) await stop(child);
   await pgsql?.stop();
+
+  if (wants('quota')) {
+    // Upstream calls, not CPU: its own processes, once the others have stopped (bench/quota.ts).
+    log("quota: the duplicate-heavy mix and Brave's free plan");
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/quota.ts'], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: EXTERNAL_DB },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    if (run.status !== 0) throw new Error('bench/quota.ts failed');
+    const out = run.stdout.trimEnd().split('\n');
+    const quota = JSON.parse(out.pop()!) as {
+      zipf: { configurations: { name: string; ratio: number; per1000: number }[] };
+      freePlan: { upstream429s: number; notAnswered: number; searches: number; seconds: number };
+    };
+    notes.push(out.join('\n'));
+    for (const c of quota.zipf.configurations.filter((x) => x.name !== 'one process')) {
+      targets.push({
+        name: `upstream calls per 1,000 searches, Zipf mix, ${c.name}`,
+        value: `${c.per1000.toFixed(1)} (${c.ratio.toFixed(3)}× one process)`,
+        target: '≤ 1.05× one process',
+        met: c.ratio <= 1.05,
+      });
+    }
+    const fp = quota.freePlan;
+    targets.push({
+      name: `Brave free plan, 20 clients for ${fp.seconds} s: upstream 429s; searches not answered`,
+      value: `${fp.upstream429s}; ${fp.notAnswered} of ${fp.searches}`,
+      target: '0; 0',
+      met: fp.upstream429s === 0 && fp.notAnswered === 0,
+    });
+    results.quota = quota;
+  }
 
   targets.push({
     name: `cold start (${EXTERNAL_DB ? 'DATABASE_URL' : `embedded, empty, ${coldStartCluster}`}, WORKERS=${startWorkers}) to /up 200`,

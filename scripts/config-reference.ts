@@ -21,7 +21,10 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { z } from 'zod';
+import { parseConfig } from '../src/config/index.js';
 import { envSchema } from '../src/config/schema.js';
+import { PROVIDERS } from '../src/providers/registry.js';
+import type { ProviderDescriptor } from '../src/providers/types.js';
 
 export interface ExampleVariable {
   name: string;
@@ -154,7 +157,60 @@ export function renderReference(example: EnvExample, defaults: Map<string, strin
     }
     out.push('');
   }
+  out.push(...upstreamTerms());
   return out.join('\n');
+}
+
+const count = new Intl.NumberFormat('en-US');
+const per = (r: { limit: number; windowSeconds: number }) =>
+  `${count.format(r.limit)} a ${r.windowSeconds === 1 ? 'second' : r.windowSeconds === 60 ? 'minute' : `${r.windowSeconds} s`}`;
+
+/** What each upstream's terms are and what Sift keeps to by default, from the providers' descriptors. */
+export function upstreamTerms(): string[] {
+  const out = [
+    '## Upstream terms',
+    '',
+    "What Sift keeps to for each provider by default: the upstream's published terms, enforced across",
+    "every worker and instance on the database, and only while the base URL is the upstream's own host",
+    '(a self-hosted server, a proxy or a fake is bound by `PROVIDER_LIMITS` alone). Providers that',
+    'report their limits on their answers are paced by what they report. `PROVIDER_LIMITS` overrides any',
+    'of it per provider (`off` lifts a default); a provider without a slot in time sits a search out,',
+    'listed in `unresponsive` as `rate_limited` (or `budget_exhausted`), never recorded as down. A',
+    'budget is visible in `/api/v1/status/`, on `/status` and in `/metrics`, and alerts at 80 % and 100 %.',
+    '',
+    '| Provider | Default on its own host | Reported by the upstream | Source |',
+    '|---|---|---|---|',
+  ];
+  const sample = parseConfig({});
+  const keyed = parseConfig({ STACKEXCHANGE_API_KEY: 'k' });
+  for (const p of PROVIDERS as readonly ProviderDescriptor[]) {
+    const terms = p.terms;
+    const report = p.limitsReport;
+    if (!terms && !report) continue;
+    const parts: string[] = [];
+    if (terms?.rate) parts.push(`at most ${per(terms.rate)}`);
+    if (terms?.concurrency) parts.push(`${terms.concurrency} at once`);
+    const budget = terms?.budget?.(sample);
+    const keyedBudget = terms?.budget?.(keyed);
+    if (budget) {
+      const withKey =
+        keyedBudget && keyedBudget.calls !== budget.calls ? ` (${count.format(keyedBudget.calls)} with a key)` : '';
+      parts.push(`${count.format(budget.calls)} calls a ${budget.period}${withKey}`);
+    }
+    if (report?.untilReported) parts.push(`${per(report.untilReported)} until its first answer reports its plan`);
+    const hosts = terms ? ` (${terms.hosts.map((h) => `\`${h}\``).join(', ')})` : '';
+    const source = [...new Set([terms?.source, report?.source].filter(Boolean))].map((s) => `<${s}>`).join(', ');
+    out.push(
+      `| \`${p.slug}\` ${p.name} | ${parts.length ? parts.join('; ') + hosts : 'none'} | ${report ? 'X-RateLimit-* on each answer: paced by them' : '—'} | ${source} |`,
+    );
+  }
+  out.push(
+    '',
+    'Other providers publish no hard terms Sift could keep to; set a budget for any of them, for example',
+    '`PROVIDER_LIMITS="provider_02 month=5000; provider_07 day=50"`.',
+    '',
+  );
+  return out;
 }
 
 /** Every way the schema, .env.example and the committed reference disagree (empty = in step). */

@@ -250,3 +250,72 @@ export function alertRequest(
     }
   }
 }
+
+/** A provider's budget of calls reaching a share (80 or 100 %) of its period. */
+export interface BudgetNotice {
+  slug: string;
+  name: string;
+  group: string;
+  percent: number;
+  calls: number;
+  budget: number;
+  period: 'month' | 'day';
+  at: string;
+}
+
+const count = new Intl.NumberFormat('en-US');
+
+/** "Sift: Stack Exchange (provider_12, cards) has used 80 % of its daily budget (240 of 300 calls)." */
+export function budgetText(n: BudgetNotice, escapeText: (text: string) => string = escapeMarkup): string {
+  const label = escapeText(oneLine(`${n.name} (${n.slug}, ${n.group})`));
+  const period = n.period === 'day' ? 'daily' : 'monthly';
+  const used = `${count.format(n.calls)} of ${count.format(n.budget)} calls`;
+  return n.percent >= 100
+    ? `Sift: ${label} has spent its ${period} budget (${used}); searches leave it out until the ${n.period} ends.`
+    : `Sift: ${label} has used ${n.percent} % of its ${period} budget (${used}).`;
+}
+
+/**
+ * The request that tells `target` of a budget notice, in its format as alertRequest does (event
+ * `provider_budget`); null for Uptime Kuma, whose push monitor reads any call as up or down.
+ */
+export function budgetRequest(target: AlertTarget, notice: BudgetNotice): AlertRequest | null {
+  const headers: Record<string, string> = { 'x-sift-event': 'provider_budget' };
+  if (target.authorization) headers.authorization = target.authorization;
+  const post = (body: string, contentType = json): AlertRequest => ({
+    method: 'POST',
+    url: target.url,
+    headers: { ...headers, 'content-type': contentType },
+    body,
+  });
+  const title = `Sift: ${notice.name} budget at ${notice.percent} %`;
+  const spent = notice.percent >= 100;
+  switch (target.format) {
+    case 'json':
+      return post(JSON.stringify({ event: 'provider_budget', text: budgetText(notice), ...notice }));
+    case 'slack':
+      return post(JSON.stringify({ text: budgetText(notice, escapeMarkup) }));
+    case 'discord':
+      return post(
+        JSON.stringify({
+          content: cut(budgetText(notice, escapeDiscord), DISCORD_MAX),
+          allowed_mentions: { parse: [] },
+        }),
+      );
+    case 'ntfy':
+      headers.title = headerText(title);
+      headers.priority = spent ? '4' : '3';
+      headers.tags = 'warning';
+      return post(budgetText(notice, plain), 'text/plain; charset=utf-8');
+    case 'gotify': {
+      const url = new URL(target.url);
+      if (!/\/message\/?$/.test(url.pathname)) url.pathname = `${url.pathname.replace(/\/$/, '')}/message`;
+      return {
+        ...post(JSON.stringify({ title, message: budgetText(notice, plain), priority: spent ? 8 : 4 })),
+        url: url.href,
+      };
+    }
+    case 'uptime-kuma':
+      return null;
+  }
+}

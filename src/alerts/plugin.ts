@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { healthOf } from '../providers/health-store.js';
 import { createAlertSender } from './sender.js';
+import { queueBudgetNotice, targetOf } from './transitions.js';
 
 /*
  * Provider state-change webhooks (ALERT_WEBHOOK_URLS; registered only when
@@ -29,6 +30,14 @@ export async function alertsPlugin(app: FastifyInstance): Promise<void> {
   });
   app.health.recorder.onStatusWritten((written) => {
     if (written.transitions.length > 0) sender.wake();
+  });
+  // The one process whose call took a budget to 80 % or 100 % queues the notice for every webhook.
+  const targets = config.ALERT_WEBHOOK_URLS.map(targetOf);
+  app.health.onBudgetCrossed((crossing) => {
+    queueBudgetNotice(app.pool, targets, crossing).then(
+      () => sender.wake(),
+      (err: unknown) => app.log.warn({ err, provider: crossing.provider }, 'alerts: budget notice not queued'),
+    );
   });
   app.addHook('onReady', async () => sender.start());
   app.addHook('onClose', async () => sender.stop());

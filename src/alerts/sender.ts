@@ -1,6 +1,14 @@
 import type pg from 'pg';
 import { withQueryTimeout } from '../db/pool.js';
-import { type AlertTarget, alertRequest, alertTargetOf, type StateChange } from './formats.js';
+import {
+  type AlertRequest,
+  type AlertTarget,
+  alertRequest,
+  alertTargetOf,
+  type BudgetNotice,
+  budgetRequest,
+  type StateChange,
+} from './formats.js';
 import { targetOf } from './transitions.js';
 
 /*
@@ -76,6 +84,11 @@ interface OutboxRow {
   changed_at: Date;
   created_at: Date;
   attempts: number;
+  /** Set on a budget notice (80 or 100), null on a state change. */
+  budget_percent: number | null;
+  budget_calls: string | null;
+  budget_limit: string | null;
+  budget_period: string | null;
 }
 
 const STATEMENT_MS = 3000;
@@ -96,7 +109,8 @@ const CLAIM_SQL = `UPDATE alert_outbox o
      ORDER BY id
      LIMIT $3
      FOR UPDATE SKIP LOCKED)
-  RETURNING o.id, o.provider, o.old_ok, o.new_ok, o.changed_at, o.created_at, o.attempts`;
+  RETURNING o.id, o.provider, o.old_ok, o.new_ok, o.changed_at, o.created_at, o.attempts,
+            o.budget_percent, o.budget_calls, o.budget_limit, o.budget_period`;
 const PURGE_EVERY_MS = 3_600_000;
 
 function hostOf(url: string): string {
@@ -180,7 +194,13 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
         if (stopped) return pollMs;
         const rows = await claim(t.target);
         if (rows.length === 0) break;
-        const delivered = await deliver(t, rows);
+        // State changes go out as one message, each budget notice as its own.
+        const changes = rows.filter((r) => r.budget_percent === null);
+        const notices = rows.filter((r) => r.budget_percent !== null).map((r) => [r]);
+        let delivered = true;
+        for (const batch of changes.length > 0 ? [changes, ...notices] : notices) {
+          if (!(await deliver(t, batch))) delivered = false;
+        }
         if (!delivered) break;
       }
     }
@@ -247,12 +267,37 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
   }
 
   /** Posts one message for the rows; true when the target took it. */
+  function noticeOf(row: OutboxRow): BudgetNotice {
+    const { name, group } = options.describe(row.provider);
+    return {
+      slug: row.provider,
+      name,
+      group,
+      percent: row.budget_percent!,
+      calls: Number(row.budget_calls),
+      budget: Number(row.budget_limit),
+      period: row.budget_period === 'day' ? 'day' : 'month',
+      at: row.changed_at.toISOString(),
+    };
+  }
+
+  /** Posts one message for the rows (state changes, or one budget notice); true when the target took it or has no use for it. */
   async function deliver(t: (typeof targets)[number], rows: OutboxRow[]): Promise<boolean> {
-    const changes = rows.map(changeOf);
-    const downNow =
-      t.to.format === 'uptime-kuma' && options.downNow ? await options.downNow().catch(() => undefined) : undefined;
-    const request = alertRequest(t.to, changes, downNow);
     const ids = rows.map((r) => r.id);
+    let request: AlertRequest | null;
+    if (rows[0]!.budget_percent !== null) {
+      request = budgetRequest(t.to, noticeOf(rows[0]!));
+    } else {
+      const changes = rows.map(changeOf);
+      const downNow =
+        t.to.format === 'uptime-kuma' && options.downNow ? await options.downNow().catch(() => undefined) : undefined;
+      request = alertRequest(t.to, changes, downNow);
+    }
+    if (!request) {
+      // A push monitor reads any call as up or down: a budget notice is not for it.
+      await query('DELETE FROM alert_outbox WHERE id = ANY($1::bigint[])', [ids]);
+      return true;
+    }
     let failure = '';
     try {
       const res = await fetch(request.url, {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { usableCores } from './cores.js';
+import { parseProviderLimits } from './provider-limits.js';
 import { parseRate } from './rate.js';
 import { type TrustProxySetting, parseAddressList } from './trust-proxy.js';
 
@@ -74,6 +75,22 @@ const rate = (fallback: string) =>
           return z.NEVER;
         }
         return r;
+      }),
+  );
+
+const providerLimits = () =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .default('')
+      .transform((v, ctx) => {
+        const limits = parseProviderLimits(v);
+        if (typeof limits === 'string') {
+          ctx.addIssue({ code: 'custom', message: limits });
+          return z.NEVER;
+        }
+        return limits;
       }),
   );
 
@@ -292,6 +309,8 @@ export const envSchema = z.object({
   SIFT_USER_AGENT: str('Sift/0.1 (self-hosted metasearch; +https://github.com/sift-search/sift)'),
   DISABLED_PROVIDERS: list(),
   SEARCH_CACHE_MAX_MB: int(4, 1, 4096),
+  SHARED_CACHE_MAX_MB: int(64, 0, 65536),
+  PROVIDER_LIMITS: providerLimits(),
   PROVIDER_SUSPEND_AFTER_FAILURES: int(5, 0, 1000),
   PROVIDER_SUSPEND_FIRST_SECONDS: int(5, 1, 86400),
   PROVIDER_SUSPEND_MAX_SECONDS: int(300, 1, 86400),

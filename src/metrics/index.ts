@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { AggregatorRegistry, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { LimitsView } from '../providers/pacing/limits-view.js';
 import type { Peers } from '../cluster.js';
 import type { SearchCache } from '../providers/cache.js';
 import { healthOf } from '../providers/health-store.js';
@@ -195,6 +196,44 @@ export function createMetrics(): Metrics & {
     },
   });
 
+  // One read of the shared limits per scrape serves both gauges.
+  let limitsRead: { at: number; views: Promise<Map<string, LimitsView>> } | undefined;
+  const limitsNow = (): Promise<Map<string, LimitsView>> => {
+    if (!app) return Promise.resolve(new Map());
+    if (!limitsRead || performance.now() - limitsRead.at > 1000) {
+      limitsRead = { at: performance.now(), views: app.health.limits() };
+    }
+    return limitsRead.views;
+  };
+  new Gauge({
+    name: 'sift_provider_budget_calls',
+    help: "Each budgeted provider's budget of calls for its period (kind=limit) and the calls made in it so far by every instance (kind=used).",
+    labelNames: ['provider', 'period', 'kind'] as const,
+    registers: [registry],
+    aggregator: 'first',
+    async collect() {
+      this.reset();
+      const views = await limitsNow().catch(() => new Map<string, LimitsView>());
+      for (const [provider, v] of views) {
+        if (!v.budget) continue;
+        this.set({ provider, period: v.budget.period, kind: 'limit' }, v.budget.limit);
+        this.set({ provider, period: v.budget.period, kind: 'used' }, v.budget.used);
+      }
+    },
+  });
+  new Gauge({
+    name: 'sift_provider_upstream_remaining_calls',
+    help: "Calls left in the upstream's own long window (a month), as its last answer reported.",
+    labelNames: ['provider'] as const,
+    registers: [registry],
+    aggregator: 'first',
+    async collect() {
+      this.reset();
+      const views = await limitsNow().catch(() => new Map<string, LimitsView>());
+      for (const [provider, v] of views) if (v.upstream) this.set({ provider }, v.upstream.remaining);
+    },
+  });
+
   // The count and latency series of one label set, found together.
   const series = new Map<string, RequestSeries>();
   const upstreamSeries = new Map<string, RequestSeries>();
@@ -264,6 +303,9 @@ export function createMetrics(): Metrics & {
         clear: () => cache.clear(),
         get size() {
           return cache.size;
+        },
+        get generation() {
+          return cache.generation;
         },
       };
     },

@@ -27,8 +27,11 @@ export interface SearchCache {
   has(key: string): boolean;
   /** Forgets `key` (a login token the upstream refused). */
   delete(key: string): void;
+  /** Forgets everything, the shared level's answers included (for this process: see `generation`). */
   clear(): void;
   readonly size: number;
+  /** Bumped by clear(): part of the shared level's keys, so a cleared cache sees nothing it shared before. */
+  readonly generation: number;
 }
 
 interface Boxed {
@@ -48,6 +51,7 @@ export function createSearchCache(maxMegabytes: number): SearchCache {
     updateAgeOnGet: false,
   });
   const inFlight = new Map<string, Promise<unknown>>();
+  let generation = 0;
 
   return {
     getOrFetch<T>(key: string, ttlMs: number, size: (value: T) => number, fetch: () => Promise<T>): Promise<T> {
@@ -78,9 +82,13 @@ export function createSearchCache(maxMegabytes: number): SearchCache {
     },
     clear() {
       lru.clear();
+      generation++;
     },
     get size() {
       return lru.size;
+    },
+    get generation() {
+      return generation;
     },
   };
 }

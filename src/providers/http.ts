@@ -21,7 +21,7 @@ const DECODED_SNIPPET_BYTES = 64 * 1024;
 export class HttpFailure extends Error {
   override name = 'HttpFailure';
   constructor(
-    readonly kind: Exclude<FailureKind, 'not_configured' | 'suspended' | 'refused'>,
+    readonly kind: Exclude<FailureKind, 'not_configured' | 'suspended' | 'refused' | 'paced' | 'budget_exhausted'>,
     message: string,
     readonly status?: number,
     /** Retry-After of a 429 or 503, in ms. */
@@ -39,6 +39,26 @@ export interface HttpResponse {
   body: Buffer;
   /** The Content-Type header ('' when absent), to describe a body that is not what was expected. */
   contentType: string;
+  /** The answer's rate-limit headers (rateLimitHeaders): what the upstream reports of its limits. */
+  limitHeaders?: LimitHeaders;
+}
+
+/** Response headers an upstream reports its limits in, lower-case names (`x-ratelimit-limit`, `x-api-quota-left`). */
+export type LimitHeaders = Readonly<Record<string, string>>;
+
+const LIMIT_HEADER = /^(x-ratelimit-|ratelimit|x-api-quota-)/;
+
+/** The rate-limit headers of an answer, or undefined when it sent none. */
+export function rateLimitHeaders(headers: Record<string, string | string[] | undefined>): LimitHeaders | undefined {
+  let out: Record<string, string> | undefined;
+  for (const name in headers) {
+    const lower = name.toLowerCase();
+    if (!LIMIT_HEADER.test(lower)) continue;
+    const value = headers[name];
+    out ??= {};
+    out[lower] = oneLine(Array.isArray(value) ? value.join(', ') : (value ?? ''), 200);
+  }
+  return out;
 }
 
 export interface HttpRequest extends UpstreamRequest {
@@ -140,6 +160,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   private errorBody = false;
   /** A 429's Retry-After, as sent. */
   private retryAfter = '';
+  private limitHeaders: LimitHeaders | undefined;
   private chunks: Buffer[] = [];
   private size = 0;
   private readonly onCancel: (() => void) | undefined;
@@ -202,6 +223,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   ): void {
     if (this.settled) return;
     this.status = statusCode;
+    this.limitHeaders = rateLimitHeaders(headers);
     if (statusCode < 200 || statusCode > 299) {
       this.errorBody = true;
       const errorEncoding = headers['content-encoding'];
@@ -250,13 +272,14 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     this.chunks = [];
     const status = this.status;
     const contentType = this.contentType;
+    const limitHeaders = this.limitHeaders;
     const encoding = this.encoding.trim().toLowerCase();
     if (!encoding || encoding === 'identity' || raw.length === 0) {
-      this.resolve({ status, body: raw, contentType });
+      this.resolve({ status, body: raw, contentType, limitHeaders });
       return;
     }
     decode(raw, encoding, this.maxBody).then(
-      (body) => this.resolve({ status, body, contentType }),
+      (body) => this.resolve({ status, body, contentType, limitHeaders }),
       (err: HttpFailure) => this.reject(err),
     );
   }

@@ -1,10 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { configurationSummary, providerConfiguration } from './configuration.js';
 import type { HealthRecorder, HealthRecorderOptions } from './health-recorder.js';
+import { type LimitsView, readLimits } from './pacing/limits-view.js';
+import type { BudgetCrossing } from './pacing/pacer.js';
 import { type StatusReader, createStatusReader } from './health-store.js';
 import { type ProbeScheduler, runProbes, startProbeScheduler } from './probes.js';
 import { createProviderServices } from './services.js';
 import type { ProviderSuspensions, SuspensionNote } from './suspension.js';
+import type { ProviderSlug } from './types.js';
 
 /*
  * Decorates the app with the upstream machinery: app.providers (what is
@@ -14,6 +17,7 @@ import type { ProviderSuspensions, SuspensionNote } from './suspension.js';
  */
 
 export const PROBE_FIRST_RUN_MS = 10_000;
+const SHARED_CACHE_PRUNE_MS = 60_000;
 
 export interface HealthServices {
   recorder: HealthRecorder;
@@ -22,6 +26,10 @@ export interface HealthServices {
   probeNow(): Promise<boolean>;
   /** Providers this instance's searches skip for now. */
   suspensions: ProviderSuspensions;
+  /** What limits each configured provider now (pacing, budget, the upstream's own count); unlimited ones left out. */
+  limits(): Promise<Map<ProviderSlug, LimitsView>>;
+  /** Told when a call of this process took a budget to 80 % or 100 % (once per deployment, share and period). */
+  onBudgetCrossed(listener: (crossing: BudgetCrossing) => void): void;
 }
 
 declare module 'fastify' {
@@ -39,12 +47,23 @@ export interface ProvidersPluginOptions {
 
 async function providersPlugin(app: FastifyInstance, options: ProvidersPluginOptions): Promise<void> {
   const config = app.config;
+  const budgetListeners: ((crossing: BudgetCrossing) => void)[] = [];
   const services = createProviderServices(config, app.pool, {
     log: app.log,
     cache: app.searchCache,
+    shareCache: true,
     onCall: app.metrics?.upstreamCall,
+    onBudgetCrossed: (crossing) => {
+      for (const listener of budgetListeners) listener(crossing);
+    },
     recorder: { onTransitions: options.onTransitions },
   });
+  // Any instance may prune the shared cache; each does it once a minute.
+  const pruning = services.shared
+    ? setInterval(() => {
+        services.shared?.prune().catch((err: unknown) => app.log.warn({ err }, 'shared cache: prune failed'));
+      }, SHARED_CACHE_PRUNE_MS).unref()
+    : undefined;
   const { providers, recorder, runner, suspensions } = services;
   const reader = createStatusReader(app.pool);
   recorder.onStatusWritten(() => reader.invalidate());
@@ -84,6 +103,13 @@ async function providersPlugin(app: FastifyInstance, options: ProvidersPluginOpt
     reader,
     probeNow: () => (scheduler ?? (oneShot ??= makeScheduler(0))).runOnce(),
     suspensions,
+    limits: () =>
+      readLimits(
+        app.pool,
+        services.plans,
+        providers.configured().map((p) => p.slug),
+      ),
+    onBudgetCrossed: (listener) => budgetListeners.push(listener),
   } satisfies HealthServices);
 
   app.lifecycle.onFlush('provider-health', () => recorder.flush());
@@ -93,6 +119,7 @@ async function providersPlugin(app: FastifyInstance, options: ProvidersPluginOpt
       scheduler = makeScheduler(config.PROBE_INTERVAL_SECONDS * 1000);
   });
   app.addHook('onClose', async () => {
+    clearInterval(pruning);
     await Promise.all([scheduler?.stop(), oneShot?.stop()]);
     await services.close();
   });

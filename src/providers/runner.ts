@@ -1,5 +1,7 @@
 import { estimateBytes, type SearchCache } from './cache.js';
 import type { HealthRecorder, ObservationSource } from './health-recorder.js';
+import type { CallOutcome, Pacer } from './pacing/pacer.js';
+import type { SharedCache } from './shared-cache.js';
 import { HttpFailure, type HttpClient } from './http.js';
 import { oneLine, redactSecrets, requestSecrets, safeUrl } from './redact.js';
 import type { ProviderSuspensions } from './suspension.js';
@@ -36,6 +38,10 @@ import {
  *   tasks fail at once as `unavailable`, nothing recorded; cached answers are
  *   still served. Searches' failures feed the suspensions, every success
  *   (probes' too) lifts them.
+ * - A paced provider (pacing/) waits for its slot before each real call, up
+ *   to half its timeout; without one in time it sits the request out
+ *   (`paced`, listed as rate_limited; `budget_exhausted` when its budget is
+ *   spent), nothing recorded. Cached answers never wait.
  * - A refusal of one of the request's parameters (a 400, 404, 414 or 422 that
  *   the call's adapter reads as naming one, `ProviderCall.refusal`) is the
  *   request's fault, not the provider's: a failure of kind `refused`, never
@@ -54,9 +60,13 @@ export interface RunnerDeps {
   providers: ProviderDirectory;
   /** Parsed answers are reused from here for their TTL (none: nothing is cached). */
   cache?: SearchCache;
+  /** The level behind `cache` that every worker and instance shares (none: per process only). */
+  shared?: SharedCache;
   log?: RunnerLog;
   /** Configured secrets, scrubbed from failure text and masked out of cache keys. */
   secrets?: string[];
+  /** Paces and budgets calls across the deployment (none: nothing paced). */
+  pacer?: Pacer;
   /** Skips providers that keep failing (none: never skipped). */
   suspensions?: ProviderSuspensions;
   /** Told of every finished call (metrics; absent when metrics are off). */
@@ -70,7 +80,7 @@ export interface RunnerDeps {
 
 export interface ProviderRunner extends Upstream {
   /** One call, uncached, recorded with this source (probes use 'probe'). */
-  callAs<T>(call: ProviderCall<T>, source: ObservationSource, signal?: AbortSignal): Promise<T>;
+  callAs<T>(call: ProviderCall<T>, source: ObservationSource, signal?: AbortSignal, deadlineAt?: number): Promise<T>;
 }
 
 const isFlow = <T>(task: ProviderTask<T>): task is ProviderFlow<T> => 'run' in task;
@@ -127,15 +137,47 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
     return !isFlow(task) && task.ownCredential === true && !deps.providers.isDisabled(p);
   }
 
-  async function callAs<T>(call: ProviderCall<T>, source: ObservationSource, signal?: AbortSignal): Promise<T> {
+  /**
+   * How long a call may wait for its pacing slot: half its timeout (the rest is the call's), and
+   * within a gather's deadline half of what is left of it. Probes are not in a hurry.
+   */
+  function maxWaitMs(timeoutMs: number, source: ObservationSource, deadlineAt?: number): number {
+    if (source === 'probe') return timeoutMs;
+    const half = timeoutMs / 2;
+    return deadlineAt === undefined ? half : Math.min(half, Math.max(0, (deadlineAt - performance.now()) / 2));
+  }
+
+  /** A slot under the provider's pacing (null: none needed); a failure to get one is never the provider's. */
+  async function admit(provider: ProviderSlug, maxWait: number, signal?: AbortSignal) {
+    if (!deps.pacer) return null;
+    try {
+      return await deps.pacer.admit(provider, maxWait, signal);
+    } catch (err) {
+      if (err instanceof UpstreamError) throw err;
+      if (err instanceof HttpFailure) throw asUpstreamError(provider, err);
+      deps.log?.warn({ provider, error: err instanceof Error ? err.message : String(err) }, 'pacing unavailable');
+      throw new UpstreamError(provider, 'paced', 'pacing could not be checked (database unavailable)');
+    }
+  }
+
+  async function callAs<T>(
+    call: ProviderCall<T>,
+    source: ObservationSource,
+    signal?: AbortSignal,
+    deadlineAt?: number,
+  ): Promise<T> {
     const { provider } = call;
+    const timeoutMs = call.timeoutMs ?? deps.providers.timeoutMs(provider);
+    const permit = await admit(provider, maxWaitMs(timeoutMs, source, deadlineAt), signal);
     const started = performance.now();
+    let outcome: CallOutcome;
     try {
       const res = await deps.http.request({
         ...call.request,
-        timeoutMs: call.timeoutMs ?? deps.providers.timeoutMs(provider),
+        timeoutMs,
         signal,
       });
+      outcome = res.limitHeaders ?? {};
       const text = res.body.toString('utf8');
       let body: unknown = text;
       if (!call.text) {
@@ -190,6 +232,8 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
         'upstream call failed',
       );
       throw failure;
+    } finally {
+      void permit?.release(outcome);
     }
   }
 
@@ -239,7 +283,10 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
     const ttl = task.cacheTtlMs ?? deps.providers.cacheTtlMs(task.provider);
     if (!deps.cache || ttl <= 0) return fetch();
     const size = task.size ? (v: T) => task.size!(v) : estimateBytes;
-    return deps.cache.getOrFetch(key(), ttl, size, fetch);
+    const k = key();
+    const { shared, cache } = deps;
+    const fetchOnce = shared ? () => shared.getOrFetch(`${cache.generation} ${k}`, task.provider, ttl, fetch) : fetch;
+    return cache.getOrFetch(k, ttl, size, fetchOnce);
   }
 
   function callKey(call: ProviderCall<unknown>): string {
@@ -253,13 +300,13 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
     return wait > 0 ? Promise.reject(suspended(provider, wait)) : fetch();
   }
 
-  function runFlow<T>(flow: ProviderFlow<T>, signal?: AbortSignal): Promise<T> {
+  function runFlow<T>(flow: ProviderFlow<T>, signal?: AbortSignal, deadlineAt?: number): Promise<T> {
     const steps: FlowSteps = {
       call: (call) => {
         if (!allowed(call)) return Promise.reject(notConfigured(call.provider));
         // A step is cached only when it asks to be (the flow's value is cached as a whole).
         const uncached = call.cacheTtlMs === undefined || call.cacheTtlMs <= 0;
-        const fetch = () => callAs(call, 'query', signal);
+        const fetch = () => callAs(call, 'query', signal, deadlineAt);
         return unlessSuspended(call.provider, () => (uncached ? fetch() : cached(call, () => callKey(call), fetch)));
       },
       memo: (key, ttlMs, compute) => {
@@ -274,16 +321,16 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
     });
   }
 
-  function run<T>(task: ProviderTask<T>, signal?: AbortSignal): Promise<T> {
+  function run<T>(task: ProviderTask<T>, signal?: AbortSignal, deadlineAt?: number): Promise<T> {
     if (!allowed(task)) return Promise.reject(notConfigured(task.provider));
     if (isFlow(task)) {
       const key = () => mask(`${task.provider} flow ${task.key}`);
-      return cached(task, key, () => unlessSuspended(task.provider, () => runFlow(task, signal)));
+      return cached(task, key, () => unlessSuspended(task.provider, () => runFlow(task, signal, deadlineAt)));
     }
     return cached(
       task,
       () => callKey(task),
-      () => unlessSuspended(task.provider, () => callAs(task, 'query', signal)),
+      () => unlessSuspended(task.provider, () => callAs(task, 'query', signal, deadlineAt)),
     );
   }
 
@@ -297,6 +344,7 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
     if (deadlineMs === undefined) return Promise.all(tasks.map((task) => settle(task, run(task))));
 
     // One deadline over the whole request: what is still running then is cancelled and reported as timed out.
+    const deadlineAt = performance.now() + deadlineMs;
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
@@ -314,7 +362,7 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
         tasks.map((task) =>
           settle(
             task,
-            Promise.race([run(task, controller.signal), expired]).catch((err: unknown) => {
+            Promise.race([run(task, controller.signal, deadlineAt), expired]).catch((err: unknown) => {
               if (err instanceof Error && err.message === 'deadline' && !(err instanceof UpstreamError)) {
                 throw new UpstreamError(task.provider, 'timeout', 'request deadline passed');
               }

@@ -3,10 +3,13 @@ import type { Config } from '../config/index.js';
 import type { SearchCache } from './cache.js';
 import { HealthRecorder, type HealthRecorderOptions } from './health-recorder.js';
 import { createHttpClient, type HttpClient } from './http.js';
-import { createProviderDirectory } from './registry.js';
+import { type BudgetCrossing, createPacer, type Pacer } from './pacing/pacer.js';
+import { pacingPlan, type PacingPlan } from './pacing/plan.js';
+import { createProviderDirectory, PROVIDERS } from './registry.js';
+import { createSharedCache, type SharedCache } from './shared-cache.js';
 import { createRunner, type ProviderRunner, type RunnerDeps, type RunnerLog } from './runner.js';
 import { ProviderSuspensions, type SuspensionLog } from './suspension.js';
-import type { ProviderDirectory } from './types.js';
+import type { LimitsReport, ProviderDirectory, ProviderSlug } from './types.js';
 
 /*
  * The upstream machinery as one set: what is configured, the HTTP layer, the
@@ -21,6 +24,11 @@ export interface ProviderServices {
   runner: ProviderRunner;
   /** Providers searches skip for now (PROVIDER_SUSPEND_*). */
   suspensions: ProviderSuspensions;
+  /** Each provider's pacing and budget on this deployment (PROVIDER_LIMITS and the upstreams' terms). */
+  plans: ReadonlyMap<ProviderSlug, PacingPlan>;
+  pacer: Pacer;
+  /** The response cache level every worker and instance shares (none when off). */
+  shared?: SharedCache;
   /** Flushes health and closes the HTTP pools. */
   close(): Promise<void>;
 }
@@ -28,10 +36,19 @@ export interface ProviderServices {
 export interface ProviderServicesOptions {
   log?: RunnerLog & HealthRecorderOptions['log'] & SuspensionLog;
   cache?: SearchCache;
+  /** Share answers with every worker and instance (SHARED_CACHE_MAX_MB > 0; needs `cache`). */
+  shareCache?: boolean;
   /** With alert webhooks, `onTransitions` queues the state changes status writes make (alerts/transitions.ts). */
   recorder?: Omit<HealthRecorderOptions, 'log'>;
   /** Told of every finished upstream call (metrics). */
   onCall?: RunnerDeps['onCall'];
+  /** Told once per deployment when a provider's budget reaches 80 % and 100 % (alerts). */
+  onBudgetCrossed?: (crossing: BudgetCrossing) => void;
+}
+
+/** The pacing plan of every provider under `config`. */
+export function pacingPlans(config: Config, providers: ProviderDirectory): Map<ProviderSlug, PacingPlan> {
+  return new Map(PROVIDERS.map((p) => [p.slug, pacingPlan(p, config, providers.timeoutMs(p.slug))]));
 }
 
 /** Every configured secret that could reach an upstream request (scrubbed from error text and cache keys). */
@@ -59,7 +76,34 @@ export function createProviderServices(
     },
     options.log,
   );
+  const plans = pacingPlans(config, providers);
+  const reports = new Map<ProviderSlug, LimitsReport>();
+  for (const p of PROVIDERS) if (p.limitsReport) reports.set(p.slug, p.limitsReport);
+  const pacer = createPacer(pool, {
+    plans,
+    reports,
+    log: options.log,
+    onBudgetCrossed: (crossing) => {
+      options.log?.warn(
+        crossing,
+        `${crossing.provider} has used ${crossing.percent} % of its ${crossing.period}ly budget`,
+      );
+      options.onBudgetCrossed?.(crossing);
+    },
+  });
+  const shared =
+    options.shareCache && options.cache && config.SHARED_CACHE_MAX_MB > 0
+      ? createSharedCache(pool, {
+          maxBytes: config.SHARED_CACHE_MAX_MB * 1024 * 1024,
+          secrets,
+          // A flight outlives its call (the pacing wait and the timeout) before another process takes over.
+          flightMs: (slug) => providers.timeoutMs(slug) * 1.5 + 1000,
+          log: options.log,
+        })
+      : undefined;
   const runner = createRunner({
+    pacer,
+    shared,
     http,
     recorder,
     providers,
@@ -75,7 +119,11 @@ export function createProviderServices(
     recorder,
     runner,
     suspensions,
+    plans,
+    pacer,
+    shared,
     async close() {
+      await Promise.all([pacer.settled(), shared?.close().catch(() => {})]);
       await recorder.close();
       await http.close();
     },

@@ -1,4 +1,5 @@
 import type { HistoryBucket, ProviderHealth, StatusRow } from './health-store.js';
+import type { LimitsView } from './pacing/limits-view.js';
 import { healthOf } from './health-store.js';
 import { GROUPS } from './registry.js';
 import type { ProviderDescriptor } from './types.js';
@@ -36,6 +37,8 @@ export interface ProviderView {
   lastOk: Moment | null;
   checked: Moment | null;
   lastError: string;
+  /** Pacing, budget and the upstream's own count, in words ('' when nothing limits the provider). */
+  limits: string;
   daily: Bar[];
   dailySummary: string;
   hourly: Bar[];
@@ -144,10 +147,40 @@ const hourLabel = (d: Date) => {
   return `${dayLabel(d)}, ${hh}:00–${next}:00 UTC`;
 };
 
+const count = new Intl.NumberFormat('en-US');
+
+/** "Budget: 1,620 of 2,000 calls this month (81 %) · upstream reports 13,380 of 15,000 left · at most 1 call a second". */
+export function limitsText(view: LimitsView | undefined): string {
+  if (!view) return '';
+  const parts: string[] = [];
+  if (view.budget) {
+    const { used, limit, period } = view.budget;
+    const share = Math.floor((used / limit) * 100);
+    const spent = used >= limit ? ', spent' : '';
+    parts.push(`Budget: ${count.format(used)} of ${count.format(limit)} calls this ${period} (${share} %${spent})`);
+  }
+  if (view.upstream) {
+    const { remaining, limit } = view.upstream;
+    parts.push(`upstream reports ${count.format(remaining)} of ${count.format(limit)} left`);
+  }
+  if (view.ratePerSecond !== null) {
+    const r = view.ratePerSecond;
+    parts.push(
+      r >= 1
+        ? `at most ${count.format(r)} calls a second`
+        : `at most one call every ${count.format(Math.round(1 / r))} s`,
+    );
+  }
+  if (view.concurrency !== null) parts.push(`at most ${view.concurrency} at once`);
+  const text = parts.join(' · ');
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 export function buildStatusPage(input: {
   providers: ProviderDescriptor[];
   rows: Map<string, StatusRow>;
   history: HistoryBucket[];
+  limits?: ReadonlyMap<string, LimitsView>;
   databaseUnavailable: boolean;
   now?: Date;
 }): StatusPageView {
@@ -175,6 +208,7 @@ export function buildStatusPage(input: {
       lastOk: moment(h.lastOkAt, now),
       checked: moment(h.checkedAt, now),
       lastError: h.lastError,
+      limits: limitsText(input.limits?.get(p.slug)),
       daily: daily.bars,
       dailySummary: summaryOf('Last 30 days', daily.totals, daily.failedPeriods, 'day'),
       hourly: hourly.bars,

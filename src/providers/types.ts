@@ -49,10 +49,14 @@ export type FailureKind =
    * The upstream refused one parameter of this request (a 400, 404, 414 or 422 that names it): the
    * request's fault, not the provider's, so nothing is recorded in health (see Refusal).
    */
-  | 'refused';
+  | 'refused'
+  /** Sat out: no slot under the provider's pacing within the request's deadline (pacing/). Nothing recorded. */
+  | 'paced'
+  /** Sat out: the provider's budget of calls for this period is spent (configured, or as the upstream reports). */
+  | 'budget_exhausted';
 
 /** `unresponsive[].reason` in search responses (docs/api.md). */
-export type FailureReason = 'timeout' | 'error' | 'rate_limited' | 'unavailable';
+export type FailureReason = 'timeout' | 'error' | 'rate_limited' | 'unavailable' | 'budget_exhausted';
 
 export interface UpstreamRequest {
   method?: 'GET' | 'POST';
@@ -179,7 +183,8 @@ export class UpstreamError extends Error {
 
   get reason(): FailureReason {
     if (this.kind === 'timeout') return 'timeout';
-    if (this.kind === 'rate_limited') return 'rate_limited';
+    if (this.kind === 'rate_limited' || this.kind === 'paced') return 'rate_limited';
+    if (this.kind === 'budget_exhausted') return 'budget_exhausted';
     if (this.kind === 'connect' || this.kind === 'not_configured' || this.kind === 'suspended') return 'unavailable';
     return 'error';
   }
@@ -217,6 +222,42 @@ export interface ProviderCalls {
 
 export type ProviderFeature = keyof ProviderCalls;
 
+/**
+ * An upstream's published terms: what Sift enforces by default (pacing/plan.ts) when the provider's
+ * base URL is one of `hosts`. A self-hosted server, a proxy or a fake gets only what PROVIDER_LIMITS
+ * sets and what the upstream itself reports on its answers.
+ */
+export interface ProviderTerms {
+  /** Where the terms are published. */
+  source: string;
+  /** The upstream's own hosts, which the terms bind. */
+  hosts: readonly string[];
+  /** At most `limit` calls per `windowSeconds`, spaced evenly. */
+  rate?: { limit: number; windowSeconds: number };
+  /** At most this many calls in flight at once. */
+  concurrency?: number;
+  /** Calls per calendar period (UTC); may depend on an optional key. */
+  budget?(config: Config): { period: 'month' | 'day'; calls: number } | null;
+}
+
+/** What an upstream reports of its limits on an answer (ProviderDescriptor.limitsReport). */
+export interface ReportedLimits {
+  /** The short window (a second, a minute). */
+  rate?: { limit: number; windowSeconds: number; remaining: number; resetSeconds: number };
+  /** The long window (a day, a month): the upstream's own count of what is left. */
+  period?: { limit: number; remaining: number; resetSeconds: number };
+}
+
+/** How a provider reports its limits: read from each answer's headers, and how to pace before the first report. */
+export interface LimitsReport {
+  /** Where the upstream documents these headers. */
+  source: string;
+  /** The limits in an answer's rate-limit headers (lower-case names), or null when it reports none. */
+  read(headers: Readonly<Record<string, string>>): ReportedLimits | null;
+  /** Until the upstream has reported anything: the lowest plan's rate, so a first burst cannot overrun it. */
+  untilReported?: { limit: number; windowSeconds: number };
+}
+
 /** Everything about one provider, declared once in its adapter folder (`src/providers/<name>/index.ts`). */
 export interface ProviderDescriptor {
   slug: ProviderSlug;
@@ -235,6 +276,10 @@ export interface ProviderDescriptor {
   /** How long a parsed answer may be reused, ms (the upstream's terms); 0 = never. */
   cacheTtlMs: number;
   calls?: ProviderCalls;
+  /** The upstream's published rate, concurrency and budget terms (none: no published hard terms). */
+  terms?: ProviderTerms;
+  /** The upstream reports its limits on its answers (Brave's and Pixabay's X-RateLimit-* headers). */
+  limitsReport?: LimitsReport;
   /** The free active check of a probe-monitored provider (never a paid call). */
   probe?(config: Config): ProviderCall<unknown>;
 }

@@ -23,9 +23,10 @@ export async function statusPage(app: FastifyInstance): Promise<void> {
     let history: HistoryBucket[] = [];
     let databaseUnavailable = false;
     const since = new Date(Date.now() - 31 * 24 * 3_600_000);
-    const [rowsResult, historyResult] = await Promise.allSettled([
+    const [rowsResult, historyResult, limitsResult] = await Promise.allSettled([
       app.health.reader.rows(),
       readHistory(app.pool, since),
+      app.health.limits(),
     ]);
     if (rowsResult.status === 'fulfilled') rows = rowsResult.value;
     else databaseUnavailable = true;
@@ -33,7 +34,8 @@ export async function statusPage(app: FastifyInstance): Promise<void> {
     else databaseUnavailable = true;
     if (databaseUnavailable) request.log.warn('status page: health data could not be read');
 
-    const view = buildStatusPage({ providers: app.providers.configured(), rows, history, databaseUnavailable });
+    const limits = limitsResult.status === 'fulfilled' ? limitsResult.value : new Map();
+    const view = buildStatusPage({ providers: app.providers.configured(), rows, history, limits, databaseUnavailable });
     return sendPage(reply, 'status', {
       title: 'Provider status',
       ...pageContext(request, reply),

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { buildPlace, coordinatePlace, type Place, round6 } from '../contracts/place.js';
-import { NominatimBusy } from '../providers/nominatim/gate.js';
-import { nominatimReverseTask } from '../providers/nominatim/reverse.js';
-import { nominatimSearchTask } from '../providers/nominatim/search.js';
+import { nominatimReverseCall } from '../providers/nominatim/reverse.js';
+import { nominatimSearchCall } from '../providers/nominatim/search.js';
 import type { ProviderDirectory, Upstream } from '../providers/types.js';
 import { UpstreamError } from '../providers/types.js';
 import { allFailed, notConfigured, type SearchOutcome } from './outcome.js';
@@ -150,7 +149,7 @@ export async function searchMaps(deps: MapsDeps, params: MapsParams): Promise<Se
     let place = coordinatePlace(lat, lon, name);
     if (deps.providers.isConfigured('provider_13')) {
       try {
-        const facts = await deps.upstream.call(nominatimReverseTask({ lat, lon, lang }, deps.config));
+        const facts = await deps.upstream.call(nominatimReverseCall({ lat, lon, lang }, deps.config));
         if (facts) place = buildPlace(name ? Object.assign({}, facts, { name }) : facts);
       } catch (err) {
         if (!(err instanceof UpstreamError)) throw err;
@@ -163,11 +162,12 @@ export async function searchMaps(deps: MapsDeps, params: MapsParams): Promise<Se
   if (!deps.providers.isConfigured('provider_13'))
     return notConfigured(deps.providers, ['provider_13'], 'geocoding provider');
   try {
-    const places = await deps.upstream.call(nominatimSearchTask(request, deps.config));
+    const places = await deps.upstream.call(nominatimSearchCall(request, deps.config));
     return { status: 200, body: { query: request.q, places } };
   } catch (err) {
-    if (err instanceof NominatimBusy) {
-      const seconds = err.retryAfterSeconds;
+    // No slot under the provider's pacing in time (the public server allows one request a second).
+    if (err instanceof UpstreamError && err.kind === 'paced') {
+      const seconds = Math.max(1, Math.ceil((err.retryAfterMs ?? 1000) / 1000));
       return { status: 503, body: { detail: busyDetail(seconds) }, headers: { 'Retry-After': String(seconds) } };
     }
     if (err instanceof UpstreamError) return allFailed([{ engine: 'provider_13', reason: err.reason }]);

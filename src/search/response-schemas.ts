@@ -47,14 +47,20 @@ const providerSlugSchema = z.enum(PROVIDER_SLUGS);
 /** The slugs of the web engines (the `engine` parameter's values). */
 const engineSlugSchema = z.enum(ENGINE_SLUGS);
 
-const FAILURE_REASONS = ['timeout', 'error', 'rate_limited', 'unavailable'] as const satisfies readonly FailureReason[];
+const FAILURE_REASONS = [
+  'timeout',
+  'error',
+  'rate_limited',
+  'unavailable',
+  'budget_exhausted',
+] as const satisfies readonly FailureReason[];
 
 export const unresponsiveSchema = z
   .object({
     engine: providerSlugSchema.meta({ description: 'The provider asked.' }),
     reason: z.enum(FAILURE_REASONS).meta({
       description:
-        'timeout: no answer in time; error: a failed answer; rate_limited: the provider refused for its own limits; unavailable: skipped while it keeps failing.',
+        'timeout: no answer in time; error: a failed answer; rate_limited: the provider refused for its own limits, or had no free slot under its pacing in time; unavailable: skipped while it keeps failing; budget_exhausted: its budget of calls for this period is spent.',
     }),
   })
   .meta({ description: 'A provider asked for this request that failed or timed out.' });

@@ -29,6 +29,11 @@ export interface BraveFakeOptions {
   /** Accepted token for suggest (default "brave-suggest-test-key"). */
   suggestKey?: string;
   fixtures?: Fixtures;
+  /**
+   * Answer as a key on this plan does: every answer reports the plan's windows in Brave's
+   * X-RateLimit-* headers, and a call within a second of `perSecond` others is Brave's 429.
+   */
+  plan?: { perSecond: number; perMonth: number };
 }
 
 export type MediaEndpoint = 'images' | 'news' | 'videos';
@@ -52,6 +57,8 @@ export interface BraveFake extends FakeServer {
   setMediaResults(endpoint: MediaEndpoint, q: string, results: Record<string, unknown>[]): void;
   /** Narrows the search_lang values accepted (as when Brave drops one from its list), or back to Brave's with null. */
   acceptSearchLangs(langs: Iterable<string> | null): void;
+  /** The 429s answered because the plan's per-second window was full (options.plan). */
+  readonly overLimit: number;
   /** Requests received on one endpoint (`web`, `images`, `news`, `videos`, `suggest`). */
   requestsTo(endpoint: 'web' | 'images' | 'news' | 'videos' | 'suggest'): FakeRequest[];
 }
@@ -442,18 +449,51 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
     };
   };
 
+  // The plan's per-second window, sliding (the strictest reading), and its month's count.
+  const plan = options.plan;
+  const accepted: number[] = [];
+  let monthUsed = 0;
+  let overLimit = 0;
+  const planned =
+    (handler: (req: FakeRequest) => FakeReply) =>
+    (req: FakeRequest): FakeReply => {
+      if (!plan) return handler(req);
+      const now = performance.now();
+      while (accepted.length > 0 && accepted[0]! <= now - 1000) accepted.shift();
+      const resetSeconds = accepted.length > 0 ? Math.max(1, Math.ceil((accepted[0]! + 1000 - now) / 1000)) : 1;
+      const headers = (remaining: number) => ({
+        'X-RateLimit-Limit': `${plan.perSecond}, ${plan.perMonth}`,
+        'X-RateLimit-Policy': `${plan.perSecond};w=1, ${plan.perMonth};w=2592000`,
+        'X-RateLimit-Remaining': `${remaining}, ${Math.max(0, plan.perMonth - monthUsed)}`,
+        'X-RateLimit-Reset': `${resetSeconds}, 1419704`,
+      });
+      if (accepted.length >= plan.perSecond) {
+        overLimit++;
+        return {
+          ...braveError(429, 'RATE_LIMITED', 'Request rate limit exceeded for plan.', { component: 'rate_limiter' }),
+          headers: headers(0),
+        };
+      }
+      const reply = handler(req);
+      if ((reply.status ?? 200) === 200) {
+        accepted.push(now);
+        monthUsed++;
+      }
+      return { ...reply, headers: { ...reply.headers, ...headers(plan.perSecond - accepted.length) } };
+    };
+
   const fake = await startFakeServer(
     {
-      'GET /res/v1/web/search': web,
-      'GET /res/v1/images/search': images,
-      'GET /res/v1/news/search': news,
-      'GET /res/v1/videos/search': videos,
-      'GET /res/v1/suggest/search': suggest,
+      'GET /res/v1/web/search': planned(web),
+      'GET /res/v1/images/search': planned(images),
+      'GET /res/v1/news/search': planned(news),
+      'GET /res/v1/videos/search': planned(videos),
+      'GET /res/v1/suggest/search': planned(suggest),
     },
     { latencyMs: options.latencyMs, gzip: options.gzip },
   );
 
-  return Object.assign(fake, {
+  const braveFake = Object.assign(fake, {
     baseUrl: `${fake.url}/res/v1`,
     key,
     suggestKey,
@@ -476,4 +516,5 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
     requestsTo: (endpoint: 'web' | 'images' | 'news' | 'videos' | 'suggest') =>
       fake.requests.filter((r) => r.path === `/res/v1/${endpoint}/search`),
   });
+  return Object.defineProperty(braveFake, 'overLimit', { get: () => overLimit, enumerable: true }) as BraveFake;
 }

@@ -5,6 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/auth/api-keys.js';
 import { createUser } from '../../src/auth/users.js';
+import { startWebFakes } from '../fakes/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { freePort } from '../helpers/server.js';
 
@@ -199,6 +200,49 @@ describe('two instances of two workers each, one database', () => {
       expect(Number(rows[0]?.searches)).toBe(40);
     } finally {
       await stopAll([instance]);
+    }
+  });
+
+  it("keep a provider's pacing and budget across the four processes of both instances", {
+    timeout: 120_000,
+  }, async () => {
+    const web = await startWebFakes();
+    const env = {
+      ...web.env,
+      API_THROTTLE_BURST: '100000/min',
+      API_THROTTLE_SUSTAINED: '1000000/day',
+      PROVIDER_LIMITS: 'provider_02 rate=2/s; provider_03 day=7',
+    };
+    const instances = [await startInstance(env), await startInstance(env)];
+    try {
+      const key = await newKey();
+      const started = performance.now();
+      const answers = await inParallel(40, 10, async (i) => {
+        const res = await fetch(`${instances[i % 2]!.base}/api/v1/web/?q=paced+${i}`, {
+          headers: { authorization: `Api-Key ${key}`, connection: 'close' },
+        });
+        return {
+          status: res.status,
+          body: (await res.json()) as { unresponsive: { engine: string; reason: string }[] },
+        };
+      });
+      const seconds = (performance.now() - started) / 1000;
+      expect(tally(answers.map((a) => a.status))).toEqual({ 200: 40 });
+      // Two calls a second at most, whichever process made them: never more than the elapsed time allows.
+      const mojeek = web.mojeek.requests.filter((r) => r.query.get('q')?.startsWith('paced')).length;
+      expect(mojeek).toBeGreaterThan(0);
+      expect(mojeek).toBeLessThanOrEqual(Math.floor(seconds * 2) + 1);
+      // The budget of seven calls is spent exactly, and the rest sat out saying why.
+      const marginalia = web.marginalia.requests.filter((r) => r.query.get('query')?.startsWith('paced')).length;
+      expect(marginalia).toBe(7);
+      const reasons = answers.flatMap((a) => a.body.unresponsive.map((u) => `${u.engine} ${u.reason}`));
+      expect(reasons.filter((r) => r === 'provider_03 budget_exhausted')).toHaveLength(33);
+      expect(reasons.filter((r) => r.startsWith('provider_02')).every((r) => r === 'provider_02 rate_limited')).toBe(
+        true,
+      );
+    } finally {
+      await stopAll(instances);
+      await web.close();
     }
   });
 });

@@ -11,6 +11,13 @@ export const nominatim: ProviderDescriptor = {
   baseUrlVariables: ['NOMINATIM_BASE_URL'],
   timeoutMs: 6000,
   cacheTtlMs: 60 * 60_000,
+  // The public server's usage policy: an absolute maximum of one request a second for the whole
+  // application. A self-hosted NOMINATIM_BASE_URL is not bound by it.
+  terms: {
+    source: 'https://operations.osmfoundation.org/policies/nominatim/',
+    hosts: ['nominatim.openstreetmap.org'],
+    rate: { limit: 1, windowSeconds: 1 },
+  },
   probe: (config) => ({
     provider: 'provider_13',
     request: { url: `${config.NOMINATIM_BASE_URL}/status?format=json` },

@@ -1,8 +1,7 @@
 import type { PlaceFacts } from '../../contracts/place.js';
 import { formatNumber } from '../../contracts/place.js';
 import { isObject } from '../probe-helpers.js';
-import type { ProviderCall, ProviderTask } from '../types.js';
-import { gatedTask, nominatimGate } from './gate.js';
+import type { ProviderCall } from '../types.js';
 import { nominatimPlaceFacts } from './place.js';
 import type { NominatimConfig } from './search.js';
 
@@ -50,12 +49,4 @@ export function nominatimReverseCall(
     request: { method: 'GET', url: `${config.NOMINATIM_BASE_URL}/reverse?${nominatimReverseParams(query)}` },
     parse: parseNominatimReverse,
   };
-}
-
-/** The reverse lookup behind the public server's rate gate (see nominatimSearchTask). */
-export function nominatimReverseTask(
-  query: NominatimReverseQuery,
-  config: NominatimConfig,
-): ProviderTask<PlaceFacts | null> {
-  return gatedTask(nominatimReverseCall(query, config), nominatimGate(config.NOMINATIM_BASE_URL));
 }

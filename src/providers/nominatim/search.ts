@@ -1,7 +1,6 @@
 import type { Config } from '../../config/index.js';
 import { buildPlace, type Place } from '../../contracts/place.js';
-import type { ProviderCall, ProviderTask } from '../types.js';
-import { gatedTask, nominatimGate } from './gate.js';
+import type { ProviderCall } from '../types.js';
 import { nominatimPlaceFacts } from './place.js';
 
 /*
@@ -44,20 +43,11 @@ export function parseNominatimSearch(json: unknown, limit = Number.POSITIVE_INFI
   return places;
 }
 
-/** The bare upstream call (no rate gate): for tests and callers that gate themselves. */
+/** One geocoding search (paced by the runner: the public server allows one request a second). */
 export function nominatimSearchCall(query: NominatimSearchQuery, config: NominatimConfig): ProviderCall<Place[]> {
   return {
     provider: 'provider_13',
     request: { method: 'GET', url: `${config.NOMINATIM_BASE_URL}/search?${nominatimSearchParams(query)}` },
     parse: (json) => parseNominatimSearch(json, query.limit),
   };
-}
-
-/**
- * The search as callers run it (`app.upstream.call(nominatimSearchTask(…))`):
- * behind the public server's rate gate when NOMINATIM_BASE_URL is the public
- * server. Rejects with NominatimBusy when the gate refuses.
- */
-export function nominatimSearchTask(query: NominatimSearchQuery, config: NominatimConfig): ProviderTask<Place[]> {
-  return gatedTask(nominatimSearchCall(query, config), nominatimGate(config.NOMINATIM_BASE_URL));
 }

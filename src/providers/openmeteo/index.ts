@@ -14,6 +14,13 @@ export const openMeteo: ProviderDescriptor = {
   baseUrlVariables: ['OPENMETEO_BASE_URL', 'OPENMETEO_GEOCODING_URL'],
   timeoutMs: 8000,
   cacheTtlMs: 60 * 60_000,
+  // The free API: 600 calls a minute, 10,000 a day (non-commercial use).
+  terms: {
+    source: 'https://open-meteo.com/en/terms',
+    hosts: ['api.open-meteo.com', 'geocoding-api.open-meteo.com'],
+    rate: { limit: 600, windowSeconds: 60 },
+    budget: () => ({ period: 'day', calls: 10_000 }),
+  },
   probe: (config) => ({
     provider: 'weather',
     request: { url: `${config.OPENMETEO_GEOCODING_URL}/v1/search?name=Paris&count=1&language=en&format=json` },

@@ -1,3 +1,4 @@
+import { limitsOfWindows, rateLimitWindows } from '../pacing/headers.js';
 import type { ProviderDescriptor } from '../types.js';
 import { pixabayImagesCall } from './images.js';
 
@@ -11,5 +12,10 @@ export const pixabay: ProviderDescriptor = {
   baseUrlVariables: ['PIXABAY_BASE_URL'],
   timeoutMs: 10_000,
   cacheTtlMs: 24 * 60 * 60_000,
+  // 100 requests per 60 s by default, reported on every answer: Sift stops when it reports none left.
+  limitsReport: {
+    source: 'https://pixabay.com/api/docs/#api_rate_limit',
+    read: (headers) => limitsOfWindows(rateLimitWindows(headers, [60])),
+  },
   calls: { images: pixabayImagesCall },
 };

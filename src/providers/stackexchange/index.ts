@@ -11,4 +11,10 @@ export const stackexchange: ProviderDescriptor = {
   baseUrlVariables: ['STACKEXCHANGE_BASE_URL'],
   timeoutMs: 8000,
   cacheTtlMs: 60 * 60_000,
+  // 300 requests a day per IP without a key, 10,000 a day with one.
+  terms: {
+    source: 'https://api.stackexchange.com/docs/throttle',
+    hosts: ['api.stackexchange.com'],
+    budget: (config) => ({ period: 'day', calls: config.STACKEXCHANGE_API_KEY ? 10_000 : 300 }),
+  },
 };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { StackExchangeCard, TripadvisorCard, TvdbCard, WikipediaCard } from '../../contracts/cards.js';
 import type { Place } from '../../contracts/place.js';
-import { nominatimSearchTask } from '../../providers/nominatim/search.js';
+import { nominatimSearchCall } from '../../providers/nominatim/search.js';
 import type { Gathered, ProviderTask, Unresponsive } from '../../providers/types.js';
 import { allFailed, type SearchOutcome } from '../outcome.js';
 import { engineSchema, langSchema, qSchema, safeSchema } from '../params.js';
@@ -157,7 +157,7 @@ async function webSignals(deps: SearchDeps, params: CardsParams, waited: Waited)
 }
 
 async function mapAnswer(deps: SearchDeps, q: string, lang: string, waited: Waited): Promise<MapAnswer | null> {
-  const places = waited.take(await lookup<Place[]>(deps, nominatimSearchTask({ q, limit: 1, lang }, deps.config)));
+  const places = waited.take(await lookup<Place[]>(deps, nominatimSearchCall({ q, limit: 1, lang }, deps.config)));
   const place = places?.[0];
   return place ? { type: 'map', place, query: q } : null;
 }

@@ -1,0 +1,98 @@
+import type { Config } from '../../config/index.js';
+import type { ProviderLimitsSetting } from '../../config/provider-limits.js';
+import type { ProviderDescriptor } from '../types.js';
+
+/*
+ * What limits one provider's calls on this deployment: PROVIDER_LIMITS where
+ * the operator set something, else the upstream's published terms
+ * (ProviderDescriptor.terms) when the base URL is the upstream's own host.
+ * What the upstream reports on its answers is learnt at run time (pacer.ts).
+ */
+
+export interface Budget {
+  period: 'month' | 'day';
+  calls: number;
+}
+
+export interface PacingPlan {
+  /** Spacing between two calls, ms (none: not paced by a rate). */
+  intervalMs: number | null;
+  /** The operator set the rate: what the upstream reports may slow it, never speed it up. */
+  explicitRate: boolean;
+  concurrency: number | null;
+  budget: Budget | null;
+  /** The upstream reports its limits on its answers (pace by them). */
+  learnable: boolean;
+  /** Spacing until the upstream has reported anything (its lowest plan), ms. */
+  provisionalMs: number | null;
+  /** How long a call may hold a concurrency slot at most (its timeout, and a margin), ms. */
+  holdMs: number;
+  /** Where the defaults in force come from ('' when none is in force). */
+  source: string;
+}
+
+export const spacingMs = (rate: { limit: number; windowSeconds: number }): number =>
+  (rate.windowSeconds * 1000) / rate.limit;
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname.replace(/\.$/, '').toLowerCase();
+  } catch {
+    return '';
+  }
+}
+
+/** Whether the provider's configured base URL is one of the hosts its published terms bind. */
+export function termsApply(descriptor: ProviderDescriptor, config: Config): boolean {
+  const terms = descriptor.terms;
+  if (!terms) return false;
+  const urls = descriptor.baseUrlVariables.map((v) => String(config[v] ?? ''));
+  return urls.some((u) => terms.hosts.includes(hostOf(u)));
+}
+
+export function pacingPlan(descriptor: ProviderDescriptor, config: Config, timeoutMs: number): PacingPlan {
+  const setting: ProviderLimitsSetting = config.PROVIDER_LIMITS[descriptor.slug] ?? {};
+  const terms = termsApply(descriptor, config) ? descriptor.terms : undefined;
+  let usedTerms = false;
+
+  let intervalMs: number | null = null;
+  if (setting.rate) intervalMs = spacingMs({ limit: setting.rate.limit, windowSeconds: setting.rate.windowSeconds });
+  else if (setting.rate === undefined && terms?.rate) {
+    intervalMs = spacingMs(terms.rate);
+    usedTerms = true;
+  }
+
+  let concurrency: number | null = null;
+  if (setting.concurrency) concurrency = setting.concurrency;
+  else if (setting.concurrency === undefined && terms?.concurrency) {
+    concurrency = terms.concurrency;
+    usedTerms = true;
+  }
+
+  let budget: Budget | null = null;
+  if (setting.month) budget = { period: 'month', calls: setting.month };
+  else if (setting.day) budget = { period: 'day', calls: setting.day };
+  else if (setting.month === undefined && setting.day === undefined && terms?.budget) {
+    budget = terms.budget(config);
+    if (budget) usedTerms = true;
+  }
+
+  const report = descriptor.limitsReport;
+  // The lowest plan's rate binds the upstream's own host, as its terms do.
+  const provisional = setting.rate === null || !terms ? undefined : report?.untilReported;
+  return {
+    intervalMs,
+    explicitRate: Boolean(setting.rate),
+    concurrency,
+    budget,
+    learnable: report !== undefined,
+    provisionalMs: provisional ? spacingMs(provisional) : null,
+    holdMs: timeoutMs + 5000,
+    source: usedTerms ? (terms?.source ?? '') : '',
+  };
+}
+
+/** Whether every call must pass the shared pacer (a statement per call); else only learnable answers are read. */
+export function isPaced(plan: PacingPlan): boolean {
+  return plan.intervalMs !== null || plan.concurrency !== null || plan.budget !== null;
+}

@@ -1,0 +1,194 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { withQueryTimeout } from '../db/pool.js';
+import type { ProviderSlug } from './types.js';
+
+/*
+ * The second level of the response cache, shared by every worker and
+ * instance on the database (upstream_cache, migrations/0012): an answer one
+ * process fetched is served to all for its provider's TTL, and identical
+ * calls in flight at the same time on different processes are made once
+ * (upstream_flights: the first to claim a key fetches it, the others wait
+ * for its answer, and take over if it fails or its holder dies).
+ *
+ * Behind the per-process cache (cache.ts), which already makes one call per
+ * key per process; this level costs one lookup statement per miss there, and
+ * the lookups and stores that arrive together share one statement each.
+ * An entry goes when the process that fetched it stops (close), so a
+ * restarted deployment starts cold as it always did.
+ * Only successes are stored, as JSON, under the SHA-256 of the runner's key
+ * (which never holds a secret); a value whose JSON carries a configured
+ * secret, or that is larger than MAX_VALUE_BYTES, is not shared.
+ */
+
+export interface SharedCache {
+  /** The shared value of `key`, or the value `fetch` gives (then shared for `ttlMs`). */
+  getOrFetch<T>(key: string, provider: ProviderSlug, ttlMs: number, fetch: () => Promise<T>): Promise<T>;
+  /** Drops expired entries and flights, then the entries nearest expiry past the size bound. */
+  prune(): Promise<void>;
+  /** Waits for the stores in flight (shutdown, tests). */
+  settled(): Promise<void>;
+  /** Stops: the entries and flights of this process go (a restarted deployment starts cold). */
+  close(): Promise<void>;
+}
+
+export interface SharedCacheOptions {
+  maxBytes: number;
+  /** Configured secrets: a value whose JSON holds one is never shared. */
+  secrets?: readonly string[];
+  /** How long a claimed flight holds its key before another process may take over (ms). */
+  flightMs?: (provider: ProviderSlug) => number;
+  /** How often a waiter looks for the answer of another process's flight (ms). */
+  pollMs?: number;
+  log?: { warn(obj: unknown, msg?: string): void };
+}
+
+const MAX_VALUE_BYTES = 1024 * 1024;
+const CLOSE_TIMEOUT_MS = 2000;
+
+type Looked = { state: 'hit'; value: string } | { state: 'claimed' | 'wait' };
+
+interface Store {
+  key: Buffer;
+  provider: string;
+  value: string;
+  ttlMs: number;
+}
+
+/** Collects what arrives while a statement runs and sends it together in the next one. */
+function batcher<In, Out>(run: (items: In[]) => Promise<Out[]>) {
+  let queue: { item: In; resolve: (o: Out) => void; reject: (e: unknown) => void }[] = [];
+  let running = false;
+  const next = (): void => {
+    if (running || queue.length === 0) return;
+    const batch = queue;
+    queue = [];
+    running = true;
+    run(batch.map((b) => b.item)).then(
+      (outs) => {
+        running = false;
+        for (const [i, b] of batch.entries()) b.resolve(outs[i]!);
+        next();
+      },
+      (err: unknown) => {
+        running = false;
+        for (const b of batch) b.reject(err);
+        next();
+      },
+    );
+  };
+  return (item: In): Promise<Out> =>
+    new Promise<Out>((resolve, reject) => {
+      queue.push({ item, resolve, reject });
+      next();
+    });
+}
+
+export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): SharedCache {
+  const secrets = (options.secrets ?? []).filter((s) => s.length >= 4);
+  const flightMs = options.flightMs ?? (() => 15_000);
+  const pollMs = options.pollMs ?? 20;
+  const stores = new Set<Promise<void>>();
+  const owner = randomUUID();
+  /** Whether this process has claimed or stored anything to clean up on close. */
+  let used = false;
+
+  const lookup = batcher<{ key: Buffer; flightMs: number }, Looked>(async (items) => {
+    const { rows } = await pool.query<{ key: Buffer; value: string | null; state: 'hit' | 'claimed' | 'wait' }>(
+      'SELECT * FROM upstream_cache_lookup($1, $2::bytea[], $3::float8[])',
+      [owner, items.map((i) => i.key), items.map((i) => i.flightMs)],
+    );
+    const byKey = new Map(rows.map((r) => [r.key.toString('hex'), r]));
+    return items.map((i) => {
+      const r = byKey.get(i.key.toString('hex'));
+      if (r?.state === 'hit' && r.value !== null) return { state: 'hit', value: r.value };
+      return { state: r?.state === 'claimed' ? 'claimed' : 'wait' };
+    });
+  });
+
+  const store = batcher<Store | { release: Buffer }, void>(async (items) => {
+    const kept = items.filter((i): i is Store => 'value' in i);
+    const released = items.filter((i): i is { release: Buffer } => 'release' in i).map((i) => i.release);
+    await pool.query(
+      'SELECT upstream_cache_store($1, $2::bytea[], $3::text[], $4::text[], $5::float8[], $6::bytea[])',
+      [
+        owner,
+        kept.map((s) => s.key),
+        kept.map((s) => s.provider),
+        kept.map((s) => s.value),
+        kept.map((s) => s.ttlMs),
+        released,
+      ],
+    );
+    return items.map(() => undefined);
+  });
+
+  function track(p: Promise<void>): void {
+    const tracked = p.catch((err: unknown) => {
+      options.log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'shared cache: store failed');
+    });
+    stores.add(tracked);
+    void tracked.finally(() => stores.delete(tracked));
+  }
+
+  function shareable(text: string): boolean {
+    return Buffer.byteLength(text) <= MAX_VALUE_BYTES && !secrets.some((s) => text.includes(s));
+  }
+
+  async function getOrFetch<T>(key: string, provider: ProviderSlug, ttlMs: number, fetch: () => Promise<T>) {
+    const hash = createHash('sha256').update(key, 'utf8').digest();
+    const flight = flightMs(provider);
+    const giveUpAt = performance.now() + flight;
+    for (;;) {
+      let looked: Looked;
+      try {
+        used = true;
+        looked = await lookup({ key: hash, flightMs: flight });
+      } catch (err) {
+        // The database cannot be asked: the call is made (the per-process cache still shares it).
+        options.log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'shared cache: lookup failed');
+        return fetch();
+      }
+      if (looked.state === 'hit') return JSON.parse(looked.value) as T;
+      if (looked.state === 'claimed') {
+        let value: T;
+        try {
+          value = await fetch();
+        } catch (err) {
+          track(store({ release: hash }));
+          throw err;
+        }
+        const text = JSON.stringify(value);
+        if (text !== undefined && shareable(text)) track(store({ key: hash, provider, value: text, ttlMs }));
+        else track(store({ release: hash }));
+        return value;
+      }
+      // Another process is fetching it: its answer comes within its flight, else this one takes over.
+      if (performance.now() > giveUpAt) return fetch();
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+    }
+  }
+
+  return {
+    getOrFetch,
+    async prune() {
+      await pool.query('SELECT upstream_cache_prune($1)', [options.maxBytes]);
+    },
+    async settled() {
+      while (stores.size > 0) await Promise.all([...stores]);
+    },
+    async close() {
+      while (stores.size > 0) await Promise.all([...stores]);
+      if (!used) return;
+      await pool.query(
+        withQueryTimeout(
+          {
+            text: 'WITH gone AS (DELETE FROM upstream_flights WHERE owner = $1) DELETE FROM upstream_cache WHERE owner = $1',
+            values: [owner],
+          },
+          CLOSE_TIMEOUT_MS,
+        ),
+      );
+    },
+  };
+}

@@ -1,0 +1,323 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
+import { parseProviderLimits } from '../../src/config/provider-limits.js';
+import { limitsOfWindows, rateLimitWindows } from '../../src/providers/pacing/headers.js';
+import type { BudgetCrossing } from '../../src/providers/pacing/pacer.js';
+import { pacingPlan } from '../../src/providers/pacing/plan.js';
+import { descriptorOf } from '../../src/providers/registry.js';
+import { unresponsiveOf } from '../../src/providers/runner.js';
+import { createProviderServices, type ProviderServices } from '../../src/providers/services.js';
+import type { ProviderCall } from '../../src/providers/types.js';
+import { type BraveFake, startBraveFake } from '../fakes/brave.js';
+import { type FakeServer, startFakeServer } from '../fakes/fake-server.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+
+/*
+ * Pacing and budgets (src/providers/pacing/): slots taken from the database by
+ * every call of a paced provider, against real Postgres and real HTTP fakes.
+ * Arrival gaps are asserted only from below (a paced call is never early).
+ */
+
+let db: TestDatabase;
+let fake: FakeServer;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  fake = await startFakeServer({ '/rows': (req) => ({ body: { rows: [req.query.get('q')] } }) });
+});
+afterAll(async () => {
+  await fake?.close();
+  await db?.drop();
+});
+beforeEach(async () => {
+  fake.requests.length = 0;
+  await db.pool.query('TRUNCATE provider_pacing, provider_call_leases, provider_budget_usage');
+});
+
+const rows = (b: unknown) => (b as { rows: unknown[] }).rows;
+const call = (q: string): ProviderCall<unknown[]> => ({
+  provider: 'provider_06',
+  request: { url: `${fake.url}/rows?q=${q}` },
+  parse: rows,
+});
+
+function services(env: Record<string, string>, onBudgetCrossed?: (c: BudgetCrossing) => void): ProviderServices {
+  const config = parseConfig({ DATABASE_URL: db.url, SEPIA_BASE_URL: fake.url, LOG_LEVEL: 'silent', ...env });
+  return createProviderServices(config, db.pool, { onBudgetCrossed });
+}
+
+describe('PROVIDER_LIMITS', () => {
+  it('reads rates, concurrency and budgets per provider, and off to lift a default', () => {
+    const parsed = parseProviderLimits(
+      'provider_01 rate=1/s month=2000; provider_13 rate=off\nprovider_12 day=300,concurrency=2',
+    );
+    expect(parsed).toEqual({
+      provider_01: { rate: { limit: 1, windowSeconds: 1, text: '1/s' }, month: 2000 },
+      provider_13: { rate: null },
+      provider_12: { day: 300, concurrency: 2 },
+    });
+  });
+
+  it('refuses what it cannot read, naming the entry', () => {
+    expect(parseProviderLimits('brave rate=1/s')).toMatch(/"brave" is not a provider slug/);
+    expect(parseProviderLimits('provider_01 speed=3')).toMatch(/provider_01: "speed=3" is not one of/);
+    expect(parseProviderLimits('provider_01 month=0')).toMatch(/positive integer/);
+    expect(parseProviderLimits('provider_01 month=1 day=1')).toMatch(/month or day/);
+    expect(() => parseConfig({ PROVIDER_LIMITS: 'provider_01 rate=fast' })).toThrow(/PROVIDER_LIMITS/);
+  });
+
+  it("applies an upstream's published terms only on its own host", () => {
+    const nominatim = descriptorOf('provider_13');
+    const pub = pacingPlan(nominatim, parseConfig({}), 6000);
+    expect(pub.intervalMs).toBe(1000);
+    expect(pub.source).toBe('https://operations.osmfoundation.org/policies/nominatim/');
+    const own = pacingPlan(nominatim, parseConfig({ NOMINATIM_BASE_URL: 'http://127.0.0.1:9' }), 6000);
+    expect(own.intervalMs).toBeNull();
+    const lifted = pacingPlan(nominatim, parseConfig({ PROVIDER_LIMITS: 'provider_13 rate=off' }), 6000);
+    expect(lifted.intervalMs).toBeNull();
+    const se = descriptorOf('provider_12');
+    expect(pacingPlan(se, parseConfig({}), 8000).budget).toEqual({ period: 'day', calls: 300 });
+    expect(pacingPlan(se, parseConfig({ STACKEXCHANGE_API_KEY: 'k' }), 8000).budget).toEqual({
+      period: 'day',
+      calls: 10_000,
+    });
+  });
+});
+
+describe("Brave's rate-limit headers", () => {
+  it('read as a per-second rate and a monthly count', () => {
+    const headers = {
+      'x-ratelimit-limit': '1, 15000',
+      'x-ratelimit-policy': '1;w=1, 15000;w=2592000',
+      'x-ratelimit-remaining': '0, 1000',
+      'x-ratelimit-reset': '1, 1419704',
+    };
+    expect(descriptorOf('provider_01').limitsReport!.read(headers)).toEqual({
+      rate: { limit: 1, windowSeconds: 1, remaining: 0, resetSeconds: 1 },
+      period: { limit: 15000, remaining: 1000, resetSeconds: 1419704 },
+    });
+    expect(limitsOfWindows(rateLimitWindows({ 'x-ratelimit-limit': 'x' }, [1]))).toBeNull();
+  });
+});
+
+describe('the shared pacer', () => {
+  it('spaces the calls of a paced provider and lets those without a slot in time sit out, unrecorded', async () => {
+    const s = services({ PROVIDER_LIMITS: 'provider_06 rate=4/s' });
+    try {
+      // Six at once, each may wait half of a 1 s deadline: slots at 0, 250 and 500 ms fit, the rest do not.
+      const out = await s.runner.gather(
+        ['a', 'b', 'c', 'd', 'e', 'f'].map((q) => call(q)),
+        { deadlineMs: 1000 },
+      );
+      const served = out.filter((o) => o.ok);
+      expect(served.length).toBeGreaterThanOrEqual(2);
+      expect(served.length).toBeLessThanOrEqual(3);
+      const sat = unresponsiveOf(out);
+      expect(sat.length).toBe(6 - served.length);
+      expect(sat.every((u) => u.reason === 'rate_limited')).toBe(true);
+      expect(fake.requests).toHaveLength(served.length);
+      await s.recorder.flush();
+      const { rows: status } = await db.pool.query('SELECT ok FROM provider_status WHERE provider = $1', [
+        'provider_06',
+      ]);
+      expect(status).toEqual([{ ok: true }]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('keeps the rate across two sets of services on one database', async () => {
+    const a = services({ PROVIDER_LIMITS: 'provider_06 rate=5/s' });
+    const b = services({ PROVIDER_LIMITS: 'provider_06 rate=5/s' });
+    const arrivals: number[] = [];
+    try {
+      const started = performance.now();
+      await Promise.all(
+        [a, b, a, b, a, b].map((s, i) =>
+          s.runner.callAs(call(`x${i}`), 'probe').then(() => arrivals.push(performance.now() - started)),
+        ),
+      );
+      arrivals.sort((x, y) => x - y);
+      expect(fake.requests).toHaveLength(6);
+      // Six calls at 5 a second: the last one cannot start before a second has passed.
+      expect(arrivals[5]!).toBeGreaterThanOrEqual(950);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('spends a budget exactly, says so at 80 % and 100 % once, and then sits the provider out', async () => {
+    const crossings: BudgetCrossing[] = [];
+    const s = services({ PROVIDER_LIMITS: 'provider_06 day=5' }, (c) => crossings.push(c));
+    try {
+      const out = await s.runner.gather(['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((q) => call(q)));
+      expect(out.filter((o) => o.ok)).toHaveLength(5);
+      expect(unresponsiveOf(out)).toEqual([
+        { engine: 'provider_06', reason: 'budget_exhausted' },
+        { engine: 'provider_06', reason: 'budget_exhausted' },
+      ]);
+      expect(fake.requests).toHaveLength(5);
+      // The statements finish in any order; each share is crossed by exactly one call.
+      const shares = crossings.map((c) => [c.percent, c.calls, c.budget, c.period]);
+      expect(shares.sort((x, y) => Number(x[0]) - Number(y[0]))).toEqual([
+        [80, 4, 5, 'day'],
+        [100, 5, 5, 'day'],
+      ]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('holds at most the configured number of calls in flight', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const slow = await startFakeServer({
+      '/rows': async (req) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await new Promise((r) => setTimeout(r, 100));
+        inFlight--;
+        return { body: { rows: [req.query.get('q')] } };
+      },
+    });
+    const config = parseConfig({
+      DATABASE_URL: db.url,
+      SEPIA_BASE_URL: slow.url,
+      PROVIDER_LIMITS: 'provider_06 concurrency=2',
+      LOG_LEVEL: 'silent',
+    });
+    const s = createProviderServices(config, db.pool);
+    try {
+      const tasks = ['a', 'b', 'c', 'd', 'e'].map((q) => ({ ...call(q), request: { url: `${slow.url}/rows?q=${q}` } }));
+      const out = await Promise.all(tasks.map((t) => s.runner.callAs(t, 'probe')));
+      expect(out).toHaveLength(5);
+      expect(most).toBe(2);
+    } finally {
+      await s.close();
+      await slow.close();
+    }
+  });
+});
+
+describe('a provider that reports its limits', () => {
+  let brave: BraveFake;
+  beforeAll(async () => {
+    brave = await startBraveFake({ plan: { perSecond: 1, perMonth: 15000 } });
+  });
+  afterAll(async () => brave?.close());
+
+  it("is paced by what it reports, so a free plan's key never meets a 429", async () => {
+    const s = services({ BRAVE_API_KEY: brave.key, BRAVE_BASE_URL: brave.baseUrl });
+    try {
+      const braveCall = (q: string): ProviderCall<unknown> => ({
+        provider: 'provider_01',
+        request: { url: `${brave.baseUrl}/web/search?q=${q}`, headers: { 'X-Subscription-Token': brave.key } },
+        parse: (b) => b,
+      });
+      // The first answer tells the plan (on Brave's own host its free plan's rate applies until then).
+      expect(unresponsiveOf(await s.runner.gather([braveCall('first')]))).toEqual([]);
+      const rounds = [];
+      for (let round = 0; round < 3; round++) {
+        rounds.push(
+          await s.runner.gather(
+            ['a', 'b', 'c', 'd'].map((q) => braveCall(`${q}${round}`)),
+            { deadlineMs: 3000 },
+          ),
+        );
+      }
+      const all = rounds.flat();
+      expect(brave.overLimit).toBe(0);
+      expect(all.filter((o) => o.ok).length).toBeGreaterThanOrEqual(3);
+      expect(unresponsiveOf(all).every((u) => u.reason === 'rate_limited')).toBe(true);
+      await s.pacer.settled();
+      const { rows: stored } = await db.pool.query(
+        'SELECT reported_interval > 1000 AS paced, period_limit, period_remaining FROM provider_pacing WHERE provider = $1',
+        ['provider_01'],
+      );
+      expect(stored).toHaveLength(1);
+      expect(stored[0]).toMatchObject({ paced: true, period_limit: '15000' });
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('budgets on show', () => {
+  it('in the status API, on the status page text and in /metrics, the same for every instance', async () => {
+    const { buildTestApp } = await import('../helpers/app.js');
+    const { createUser } = await import('../../src/auth/users.js');
+    const { issueApiKey } = await import('../../src/auth/api-keys.js');
+    const { limitsText } = await import('../../src/providers/status-view.js');
+    const env = { SEPIA_BASE_URL: fake.url, PROVIDER_LIMITS: 'provider_06 month=10', METRICS_ENABLED: 'true' };
+    const a = await buildTestApp(db, env);
+    const b = await buildTestApp(db, env);
+    try {
+      const user = await createUser(db.pool, { username: `budget${Date.now()}` });
+      const { key } = await issueApiKey(db.pool, user.id);
+      await Promise.all([a, b, a].map((t, i) => t.app.upstream.call(call(`shown${i}`))));
+      const res = await b.app.inject({ url: '/api/v1/status/', headers: { authorization: `Api-Key ${key}` } });
+      expect(res.statusCode).toBe(200);
+      const sepia = res.json().providers.find((p: { slug: string }) => p.slug === 'provider_06');
+      expect(sepia.limits).toMatchObject({
+        rate_per_second: null,
+        concurrency: null,
+        budget: { period: 'month', limit: 10, used: 3 },
+        upstream: null,
+        terms: '',
+      });
+      expect(Date.parse(sepia.limits.budget.resets_at)).toBeGreaterThan(Date.now());
+      // A provider nothing limits carries no limits field (Wikipedia has no published hard terms).
+      const wikipedia = res.json().providers.find((p: { slug: string }) => p.slug === 'provider_08');
+      expect(wikipedia).toBeDefined();
+      expect('limits' in wikipedia).toBe(false);
+
+      const views = await a.app.health.limits();
+      expect(limitsText(views.get('provider_06'))).toBe('Budget: 3 of 10 calls this month (30 %)');
+
+      const metrics = await a.app.inject({ url: '/metrics' });
+      expect(metrics.body).toContain('sift_provider_budget_calls{provider="provider_06",period="month",kind="used"} 3');
+      expect(metrics.body).toContain(
+        'sift_provider_budget_calls{provider="provider_06",period="month",kind="limit"} 10',
+      );
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
+
+describe('budget alerts', () => {
+  it("go out once at 80 % and once at 100 %, whichever instance made the calls, in the webhook's format", async () => {
+    const { buildTestApp } = await import('../helpers/app.js');
+    const { startWebhookReceiver } = await import('../fakes/webhook-receiver.js');
+    const receiver = await startWebhookReceiver();
+    const slack = await startWebhookReceiver();
+    const env = {
+      SEPIA_BASE_URL: fake.url,
+      PROVIDER_LIMITS: 'provider_06 day=5',
+      ALERT_WEBHOOK_URLS: `${receiver.origin}/hook, ${slack.origin}/hook#format=slack`,
+      ALERT_DIGEST_WINDOW_MS: '50',
+    };
+    const a = await buildTestApp(db, env);
+    const b = await buildTestApp(db, env);
+    try {
+      await db.pool.query('DELETE FROM alert_outbox');
+      for (const [i, t] of [a, b, a, b, a, b].entries()) await t.app.upstream.call(call(`alert${i}`)).catch(() => {});
+      const deadline = Date.now() + 10_000;
+      while ((receiver.received.length < 2 || slack.received.length < 2) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const notices = receiver.received.map((r) => r.body).sort((x, y) => Number(x.percent) - Number(y.percent));
+      expect(notices.map((n) => [n.event, n.slug, n.percent, n.calls, n.budget, n.period])).toEqual([
+        ['provider_budget', 'provider_06', 80, 4, 5, 'day'],
+        ['provider_budget', 'provider_06', 100, 5, 5, 'day'],
+      ]);
+      expect(notices[1]!.text).toMatch(/has spent its daily budget \(5 of 5 calls\)/);
+      expect(slack.received.map((r) => Object.keys(r.body))).toEqual([['text'], ['text']]);
+      // Nothing more is sent for the same shares.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(receiver.received).toHaveLength(2);
+    } finally {
+      await Promise.all([a.close(), b.close(), receiver.close(), slack.close()]);
+    }
+  });
+});

@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
+import { createSearchCache } from '../../src/providers/cache.js';
+import { createProviderServices, type ProviderServices } from '../../src/providers/services.js';
+import { createSharedCache } from '../../src/providers/shared-cache.js';
+import type { ProviderCall } from '../../src/providers/types.js';
+import { type FakeServer, startFakeServer } from '../fakes/fake-server.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+
+/*
+ * The response cache every worker and instance shares (src/providers/shared-cache.ts): two sets
+ * of provider services on one database stand for two processes, each with its own in-process cache.
+ */
+
+let db: TestDatabase;
+let fake: FakeServer;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  fake = await startFakeServer({
+    '/rows': async (req) => {
+      await new Promise((r) => setTimeout(r, Number(req.query.get('ms') ?? 0)));
+      if (req.query.get('fail')) return { status: 500, body: { error: 'boom' } };
+      return { body: { rows: [req.query.get('q'), req.query.get('echo') ?? ''] } };
+    },
+  });
+});
+afterAll(async () => {
+  await fake?.close();
+  await db?.drop();
+});
+beforeEach(async () => {
+  fake.requests.length = 0;
+  await db.pool.query('TRUNCATE upstream_cache, upstream_flights');
+});
+
+const rows = (b: unknown) => (b as { rows: unknown[] }).rows;
+const call = (query: string, extra: Partial<ProviderCall<unknown[]>> = {}): ProviderCall<unknown[]> => ({
+  provider: 'provider_06',
+  request: { url: `${fake.url}/rows?${query}` },
+  parse: rows,
+  ...extra,
+});
+
+function processOf(env: Record<string, string> = {}): ProviderServices {
+  const config = parseConfig({ DATABASE_URL: db.url, SEPIA_BASE_URL: fake.url, LOG_LEVEL: 'silent', ...env });
+  return createProviderServices(config, db.pool, { cache: createSearchCache(4), shareCache: true });
+}
+
+describe('the shared cache', () => {
+  it('serves an answer one process fetched to another, without a second upstream call', async () => {
+    const a = processOf();
+    const b = processOf();
+    try {
+      expect(await a.runner.call(call('q=once'))).toEqual(['once', '']);
+      await a.shared!.settled();
+      expect(await b.runner.call(call('q=once'))).toEqual(['once', '']);
+      expect(fake.requests).toHaveLength(1);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('makes identical calls in flight on two processes at the same time once', async () => {
+    const a = processOf();
+    const b = processOf();
+    try {
+      const out = await Promise.all([
+        a.runner.call(call('q=together&ms=150')),
+        b.runner.call(call('q=together&ms=150')),
+        a.runner.call(call('q=together&ms=150')),
+        b.runner.call(call('q=together&ms=150')),
+      ]);
+      expect(out.every((o) => JSON.stringify(o) === '["together",""]')).toBe(true);
+      expect(fake.requests).toHaveLength(1);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('never keeps a failure: the next process asks again', async () => {
+    const a = processOf();
+    const b = processOf();
+    try {
+      await expect(a.runner.call(call('q=bad&fail=1'))).rejects.toMatchObject({ kind: 'http_status' });
+      await a.shared!.settled();
+      await expect(b.runner.call(call('q=bad&fail=1'))).rejects.toMatchObject({ kind: 'http_status' });
+      expect(fake.requests).toHaveLength(2);
+      const { rows: stored } = await db.pool.query('SELECT count(*)::int AS n FROM upstream_cache');
+      expect(stored).toEqual([{ n: 0 }]);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('never shares a value that carries a configured secret', async () => {
+    const secret = 'sepia-secret-value-42';
+    const a = processOf({ MOJEEK_API_KEY: secret });
+    try {
+      await a.runner.call(call(`q=leak&echo=${secret}`));
+      await a.shared!.settled();
+      const { rows: stored } = await db.pool.query('SELECT value FROM upstream_cache');
+      expect(stored).toEqual([]);
+    } finally {
+      await a.close();
+    }
+  });
+
+  it("honours each call's TTL and never serves an expired answer", async () => {
+    const a = processOf();
+    const b = processOf();
+    try {
+      await a.runner.call(call('q=short', { cacheTtlMs: 100 }));
+      await a.shared!.settled();
+      await new Promise((r) => setTimeout(r, 200));
+      await b.runner.call(call('q=short', { cacheTtlMs: 100 }));
+      expect(fake.requests).toHaveLength(2);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('stays within its size bound when pruned, keeping the entries that live longest', async () => {
+    const shared = createSharedCache(db.pool, { maxBytes: 40 });
+    for (const [i, ttl] of [60_000, 120_000, 180_000].entries()) {
+      await shared.getOrFetch(`k${i}`, 'provider_06', ttl, async () => ({ n: 'x'.repeat(10) }));
+    }
+    await shared.settled();
+    await shared.prune();
+    const { rows: kept } = await db.pool.query<{ bytes: number }>(
+      'SELECT bytes FROM upstream_cache ORDER BY expires_at',
+    );
+    expect(kept.reduce((n, r) => n + r.bytes, 0)).toBeLessThanOrEqual(40);
+    expect(kept).toHaveLength(2);
+  });
+
+  it('is left out when SHARED_CACHE_MAX_MB is 0', async () => {
+    const a = processOf({ SHARED_CACHE_MAX_MB: '0' });
+    try {
+      expect(a.shared).toBeUndefined();
+    } finally {
+      await a.close();
+    }
+  });
+});
