@@ -237,3 +237,10 @@ ALTER TABLE alert_outbox
   ADD COLUMN budget_calls   bigint,
   ADD COLUMN budget_limit   bigint,
   ADD COLUMN budget_period  text;
+
+-- The processes that use the shared cache, each renewing its row while it runs: a process that
+-- finds itself alone (one process, one instance) keeps to its own cache and makes no statement.
+CREATE UNLOGGED TABLE upstream_cache_members (
+  owner       text PRIMARY KEY,
+  alive_until float8 NOT NULL
+);

@@ -98,6 +98,7 @@ export function createProviderServices(
           secrets,
           // A flight outlives its call (the pacing wait and the timeout) before another process takes over.
           flightMs: (slug) => providers.timeoutMs(slug) * 1.5 + 1000,
+          clustered: config.WORKERS > 1,
           log: options.log,
         })
       : undefined;

@@ -15,7 +15,10 @@ import type { ProviderSlug } from './types.js';
  * key per process; this level costs one lookup statement per miss there, and
  * the lookups and stores that arrive together share one statement each.
  * An entry goes when the process that fetched it stops (close), so a
- * restarted deployment starts cold as it always did.
+ * restarted deployment starts cold as it always did. A process alone on its
+ * database (one process, one instance: upstream_cache_members, renewed every
+ * few seconds) has nobody to share with: it keeps to its own cache and makes
+ * no statement for it.
  * Only successes are stored, as JSON, under the SHA-256 of the runner's key
  * (which never holds a secret); a value whose JSON carries a configured
  * secret, or that is larger than MAX_VALUE_BYTES, is not shared.
@@ -30,6 +33,8 @@ export interface SharedCache {
   settled(): Promise<void>;
   /** Stops: the entries and flights of this process go (a restarted deployment starts cold). */
   close(): Promise<void>;
+  /** Whether other processes use the database now (else this one keeps to its own cache). */
+  readonly sharing: boolean;
 }
 
 export interface SharedCacheOptions {
@@ -40,6 +45,10 @@ export interface SharedCacheOptions {
   flightMs?: (provider: ProviderSlug) => number;
   /** How often a waiter looks for the answer of another process's flight (ms). */
   pollMs?: number;
+  /** This process is one of several workers of its server: it shares from the start. */
+  clustered?: boolean;
+  /** How often a process renews its membership and counts the others (ms). */
+  heartbeatMs?: number;
   log?: { warn(obj: unknown, msg?: string): void };
 }
 
@@ -55,11 +64,16 @@ interface Store {
   ttlMs: number;
 }
 
-/** Collects what arrives while a statement runs and sends it together in the next one. */
+/**
+ * Collects what arrives while a statement runs, or in the same turn (a request's engines all ask at
+ * once), and sends it together in one statement.
+ */
 function batcher<In, Out>(run: (items: In[]) => Promise<Out[]>) {
   let queue: { item: In; resolve: (o: Out) => void; reject: (e: unknown) => void }[] = [];
   let running = false;
+  let soon = false;
   const next = (): void => {
+    soon = false;
     if (running || queue.length === 0) return;
     const batch = queue;
     queue = [];
@@ -80,7 +94,10 @@ function batcher<In, Out>(run: (items: In[]) => Promise<Out[]>) {
   return (item: In): Promise<Out> =>
     new Promise<Out>((resolve, reject) => {
       queue.push({ item, resolve, reject });
-      next();
+      if (!running && !soon) {
+        soon = true;
+        queueMicrotask(next);
+      }
     });
 }
 
@@ -92,6 +109,26 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
   const owner = randomUUID();
   /** Whether this process has claimed or stored anything to clean up on close. */
   let used = false;
+  /** Other processes use this database: share. */
+  let shared = options.clustered === true;
+  const heartbeatMs = options.heartbeatMs ?? 2000;
+  const beat = () =>
+    pool
+      .query<{ members: number }>(
+        `WITH me AS (
+           INSERT INTO upstream_cache_members (owner, alive_until) VALUES ($1, pacing_now() + $2)
+           ON CONFLICT (owner) DO UPDATE SET alive_until = EXCLUDED.alive_until)
+         SELECT count(*)::int AS members FROM upstream_cache_members WHERE owner <> $1 AND alive_until > pacing_now()`,
+        [owner, heartbeatMs * 3],
+      )
+      .then(
+        ({ rows }) => {
+          shared = options.clustered === true || rows[0]!.members > 0;
+        },
+        () => {},
+      );
+  void beat();
+  const heartbeat = setInterval(beat, heartbeatMs).unref();
 
   const lookup = batcher<{ key: Buffer; flightMs: number }, Looked>(async (items) => {
     const { rows } = await pool.query<{ key: Buffer; value: string | null; state: 'hit' | 'claimed' | 'wait' }>(
@@ -136,6 +173,7 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
   }
 
   async function getOrFetch<T>(key: string, provider: ProviderSlug, ttlMs: number, fetch: () => Promise<T>) {
+    if (!shared) return fetch();
     const hash = createHash('sha256').update(key, 'utf8').digest();
     const flight = flightMs(provider);
     const giveUpAt = performance.now() + flight;
@@ -178,17 +216,26 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
       while (stores.size > 0) await Promise.all([...stores]);
     },
     async close() {
+      clearInterval(heartbeat);
       while (stores.size > 0) await Promise.all([...stores]);
-      if (!used) return;
-      await pool.query(
-        withQueryTimeout(
-          {
-            text: 'WITH gone AS (DELETE FROM upstream_flights WHERE owner = $1) DELETE FROM upstream_cache WHERE owner = $1',
-            values: [owner],
-          },
-          CLOSE_TIMEOUT_MS,
-        ),
-      );
+      await pool
+        .query(
+          withQueryTimeout(
+            used
+              ? {
+                  text: `WITH gone AS (DELETE FROM upstream_flights WHERE owner = $1),
+                          left AS (DELETE FROM upstream_cache_members WHERE owner = $1)
+                         DELETE FROM upstream_cache WHERE owner = $1`,
+                  values: [owner],
+                }
+              : { text: 'DELETE FROM upstream_cache_members WHERE owner = $1', values: [owner] },
+            CLOSE_TIMEOUT_MS,
+          ),
+        )
+        .catch(() => {});
+    },
+    get sharing() {
+      return shared;
     },
   };
 }

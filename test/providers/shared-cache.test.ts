@@ -42,8 +42,15 @@ const call = (query: string, extra: Partial<ProviderCall<unknown[]>> = {}): Prov
   ...extra,
 });
 
+/** A worker of a server with two: it shares from the start. */
 function processOf(env: Record<string, string> = {}): ProviderServices {
-  const config = parseConfig({ DATABASE_URL: db.url, SEPIA_BASE_URL: fake.url, LOG_LEVEL: 'silent', ...env });
+  const config = parseConfig({
+    DATABASE_URL: db.url,
+    SEPIA_BASE_URL: fake.url,
+    LOG_LEVEL: 'silent',
+    WORKERS: '2',
+    ...env,
+  });
   return createProviderServices(config, db.pool, { cache: createSearchCache(4), shareCache: true });
 }
 
@@ -121,7 +128,7 @@ describe('the shared cache', () => {
   });
 
   it('stays within its size bound when pruned, keeping the entries that live longest', async () => {
-    const shared = createSharedCache(db.pool, { maxBytes: 40 });
+    const shared = createSharedCache(db.pool, { maxBytes: 40, clustered: true });
     for (const [i, ttl] of [60_000, 120_000, 180_000].entries()) {
       await shared.getOrFetch(`k${i}`, 'provider_06', ttl, async () => ({ n: 'x'.repeat(10) }));
     }
@@ -132,6 +139,29 @@ describe('the shared cache', () => {
     );
     expect(kept.reduce((n, r) => n + r.bytes, 0)).toBeLessThanOrEqual(40);
     expect(kept).toHaveLength(2);
+  });
+
+  it('is not used by a process alone on its database, and is once another one starts', async () => {
+    await db.pool.query('TRUNCATE upstream_cache_members');
+    const alone = processOf({ WORKERS: '1' });
+    try {
+      await alone.runner.call(call('q=alone'));
+      await alone.shared!.settled();
+      expect(alone.shared!.sharing).toBe(false);
+      expect((await db.pool.query('SELECT count(*)::int AS n FROM upstream_cache')).rows).toEqual([{ n: 0 }]);
+      const other = createSharedCache(db.pool, { maxBytes: 1024, heartbeatMs: 50 });
+      try {
+        // Both renew their membership; each then sees the other.
+        const until = Date.now() + 5000;
+        while (!(other.sharing && alone.shared!.sharing) && Date.now() < until)
+          await new Promise((r) => setTimeout(r, 50));
+        expect(other.sharing).toBe(true);
+      } finally {
+        await other.close();
+      }
+    } finally {
+      await alone.close();
+    }
   });
 
   it('is left out when SHARED_CACHE_MAX_MB is 0', async () => {
