@@ -224,7 +224,7 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
             used
               ? {
                   text: `WITH gone AS (DELETE FROM upstream_flights WHERE owner = $1),
-                          left AS (DELETE FROM upstream_cache_members WHERE owner = $1)
+                          gone_member AS (DELETE FROM upstream_cache_members WHERE owner = $1)
                          DELETE FROM upstream_cache WHERE owner = $1`,
                   values: [owner],
                 }
@@ -232,7 +232,12 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
             CLOSE_TIMEOUT_MS,
           ),
         )
-        .catch(() => {});
+        .catch((err: unknown) => {
+          options.log?.warn(
+            { err: err instanceof Error ? err.message : String(err) },
+            'shared cache: entries not removed',
+          );
+        });
     },
     get sharing() {
       return shared;

@@ -66,6 +66,11 @@ describe('the shared cache', () => {
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
+    // Stopped processes take their entries and memberships with them: a restarted deployment starts cold.
+    const left = await db.pool.query(
+      'SELECT (SELECT count(*) FROM upstream_cache)::int AS entries, (SELECT count(*) FROM upstream_cache_members)::int AS members',
+    );
+    expect(left.rows).toEqual([{ entries: 0, members: 0 }]);
   });
 
   it('makes identical calls in flight on two processes at the same time once', async () => {
