@@ -111,6 +111,8 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
   let used = false;
   /** Other processes use this database: share. */
   let shared = options.clustered === true;
+  /** The membership row was written (so close has one to remove). */
+  let registered = false;
   const heartbeatMs = options.heartbeatMs ?? 2000;
   const beat = () =>
     pool
@@ -123,6 +125,7 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
       )
       .then(
         ({ rows }) => {
+          registered = true;
           shared = options.clustered === true || rows[0]!.members > 0;
         },
         () => {},
@@ -180,8 +183,8 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
     for (;;) {
       let looked: Looked;
       try {
-        used = true;
         looked = await lookup({ key: hash, flightMs: flight });
+        used = true;
       } catch (err) {
         // The database cannot be asked: the call is made (the per-process cache still shares it).
         options.log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'shared cache: lookup failed');
@@ -218,6 +221,8 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
     async close() {
       clearInterval(heartbeat);
       while (stores.size > 0) await Promise.all([...stores]);
+      // Nothing was ever written (the database never answered): nothing to remove.
+      if (!used && !registered) return;
       await pool
         .query(
           withQueryTimeout(
