@@ -233,7 +233,8 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
       );
       throw failure;
     } finally {
-      void permit?.release(outcome);
+      // What the answer reported is stored before the caller goes on: its next call is paced by it.
+      await permit?.release(outcome);
     }
   }
 
