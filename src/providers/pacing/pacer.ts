@@ -209,10 +209,17 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
           }
         }
         const before = known.get(provider) ?? 'unknown';
-        // A learnable provider's answer says whether it is limited; a failure says nothing of it.
-        const reported = plan.learnable && answered && (limits !== null || before !== 'unlimited');
-        if (plan.learnable && answered) known.set(provider, limits ? 'limited' : 'unlimited');
         const stored = storedReport(limits);
+        // What paces: a spaced short window, or a window it reports spent. A long window with calls
+        // left (Pixabay's 100 a minute) paces nothing yet, so its calls need no slot.
+        const pacing =
+          limits !== null &&
+          (stored.intervalMs !== null || stored.rateSpentMs !== null || (stored.periodRemaining ?? 1) <= 0);
+        const now: Knowledge = pacing ? 'limited' : 'unlimited';
+        // A learnable provider's answer says whether it is limited (a failure says nothing of it);
+        // it is stored when it paces, or when it is news (the upstream's own count shows on /status).
+        const reported = plan.learnable && answered && (now === 'limited' || before !== 'unlimited');
+        if (plan.learnable && answered) known.set(provider, now);
         if (lease === null && !reported) return Promise.resolve();
         if (!viaDb && !reported) return Promise.resolve();
         return write(
