@@ -6,8 +6,8 @@ import { HOT_QUERY_TIMEOUT_MS, STATEMENT_TIMEOUT_MS, withQueryTimeout } from '..
 import { monthStart } from './month.js';
 
 /*
- * Admission of API requests: the database decides every one (migrations/0010_api_admission.sql),
- * so the answer is the same whatever the number of processes and instances sharing it.
+ * Admission of API requests: the database decides every one (migrations/0010_api_admission.sql,
+ * the statement's body as 0013_admission_per_row.sql left it), so the answer is the same whatever the number of processes and instances sharing it.
  *
  * - Burst and sustained limits per key: never more than `limit` admissions in any interval of the
  *   window's length, across all instances; a refused request consumes nothing.

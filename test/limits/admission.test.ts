@@ -16,7 +16,7 @@ import { monthlySearches } from '../../src/limits/usage.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 /*
- * The admission statement (migrations/0010_api_admission.sql) against a real database, at times
+ * The admission statement (migrations/0010_api_admission.sql, 0013_admission_per_row.sql) against a real database, at times
  * the tests choose (the clock is injected, so no test waits for a window to pass).
  */
 
@@ -232,6 +232,116 @@ describe('monthly quota, reserved at admission', () => {
       expect(await monthlySearches(db.pool, userId)).toBe(25);
     } finally {
       await other.end();
+    }
+  });
+});
+
+describe('a batch, decided with each row read and written once', () => {
+  /** A small deterministic generator (mulberry32), so that the sequence is the same on every run. */
+  function numbers(seed: number) {
+    let a = seed;
+    return (below: number) => {
+      a = (a + 0x6d2b79f5) | 0;
+      let t = Math.imul(a ^ (a >>> 15), 1 | a);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * below);
+    };
+  }
+
+  /** What a decision says, without the ids that differ between the two accounts. */
+  const shape = (d: Decided) => ({ admission: d.admission, month: d.month });
+
+  async function storedRows(keyIds: readonly number[], userIds: readonly number[]) {
+    const rates = await db.pool.query(
+      `SELECT burst_admitted, burst_open_at, burst_open_count, burst_oldest_closed_at, burst_closed_at,
+              burst_closed_count, sustained_admitted, sustained_open_at, sustained_open_count,
+              sustained_oldest_closed_at, sustained_closed_at, sustained_closed_count
+         FROM rate_limits JOIN unnest($1::bigint[]) WITH ORDINALITY AS k (id, at) ON k.id = key_id ORDER BY k.at`,
+      [keyIds],
+    );
+    const usage = await db.pool.query(
+      `SELECT month, searches FROM usage_monthly
+         JOIN unnest($1::bigint[]) WITH ORDINALITY AS u (id, at) ON u.id = user_id ORDER BY u.at, month`,
+      [userIds],
+    );
+    return { rates: rates.rows, usage: usage.rows };
+  }
+
+  it('decides every request as the same requests decided one statement each, and stores the same rows', async () => {
+    // Two accounts alike: each has a user with two keys and a user with one. The first account's
+    // requests go in batches, the second's one by one, at the same instants.
+    const account = async () => {
+      const [a, b] = [await newKey(), await newKey()];
+      const second = await issueApiKey(db.pool, a.userId);
+      return [
+        { keyId: a.keyId, userId: a.userId },
+        { keyId: second.id, userId: a.userId },
+        { keyId: b.keyId, userId: b.userId },
+      ];
+    };
+    const batched = await account();
+    const alone = await account();
+    const clock = testClock();
+    // Small windows and a quota, so that the batches fill them, close buckets and run out.
+    const s = settings('6/min', '40/hour', 30, clock.now);
+    const next = numbers(2026);
+    for (let round = 0; round < 60; round++) {
+      const size = 1 + next(12);
+      const picks = Array.from({ length: size }, () => ({
+        who: next(3),
+        units: next(4),
+        metered: next(5) > 0,
+        limited: next(8) > 0,
+      }));
+      const ask = (keys: typeof batched, p: (typeof picks)[number]): AdmissionAsk => ({
+        ...request(keys[p.who]!.keyId, keys[p.who]!.userId, p.units, p.metered),
+        limited: p.limited,
+      });
+      const together = await decideAdmissions(
+        db.pool,
+        s,
+        picks.map((p) => ask(batched, p)),
+      );
+      const oneByOne: Decided[] = [];
+      for (const p of picks) oneByOne.push(await admitOne(s, ask(alone, p)));
+      expect(together.map(shape), `round ${round}`).toEqual(oneByOne.map(shape));
+      clock.advance(next(40));
+    }
+    const ids = (keys: typeof batched) => [keys.map((k) => k.keyId), [keys[0]!.userId, keys[2]!.userId]] as const;
+    expect(await storedRows(...ids(batched))).toEqual(await storedRows(...ids(alone)));
+  });
+
+  it('writes each usage and rate row once per statement, however many of the batch share it', async () => {
+    const clock = testClock();
+    const s = settings('1000/min', '10000/day', 0, clock.now);
+    const { keyId, userId } = await newKey();
+    await admitOne(s, request(keyId, userId));
+    // A trigger counts the row versions that updates write, table by table.
+    await db.pool.query(`
+      CREATE TABLE row_writes (tbl text NOT NULL);
+      CREATE FUNCTION count_row_write() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN INSERT INTO row_writes VALUES (TG_TABLE_NAME); RETURN NULL; END $$;
+      CREATE TRIGGER count_usage AFTER UPDATE ON usage_monthly FOR EACH ROW EXECUTE FUNCTION count_row_write();
+      CREATE TRIGGER count_rate AFTER UPDATE ON rate_limits FOR EACH ROW EXECUTE FUNCTION count_row_write();`);
+    try {
+      const decided = await decideAdmissions(
+        db.pool,
+        s,
+        Array.from({ length: 50 }, () => request(keyId, userId)),
+      );
+      expect(decided.map((d) => d.admission.verdict)).toEqual(Array(50).fill('admitted'));
+      expect(decided.at(-1)!.admission).toMatchObject({ searchesThisMonth: 51, rate: { burst: { remaining: 949 } } });
+      const { rows } = await db.pool.query('SELECT tbl, count(*)::int AS n FROM row_writes GROUP BY tbl ORDER BY tbl');
+      expect(rows).toEqual([
+        { tbl: 'rate_limits', n: 1 },
+        { tbl: 'usage_monthly', n: 1 },
+      ]);
+    } finally {
+      await db.pool.query(`
+        DROP TRIGGER count_usage ON usage_monthly;
+        DROP TRIGGER count_rate ON rate_limits;
+        DROP FUNCTION count_row_write();
+        DROP TABLE row_writes;`);
     }
   });
 });
