@@ -1,10 +1,16 @@
 import { z } from 'zod';
-import { instantQuerySchema } from '../routes/api/instant.js';
 import { statusResponseSchema } from '../routes/api/status.js';
-import { cardsQuerySchema } from '../search/cards/index.js';
-import { mapsQuerySchema } from '../search/maps.js';
-import { imagesQuerySchema } from '../search/media.js';
-import { ENGINE_SLUGS, PAGE_MAX, suggestQuerySchema, webQuerySchema } from '../search/params.js';
+import {
+  cardsQuerySchema,
+  ENGINE_SLUGS,
+  imagesQuerySchema,
+  instantQuerySchema,
+  mapsQuerySchema,
+  PAGE_MAX,
+  suggestQuerySchema,
+  translateSchema,
+  webQuerySchema,
+} from '../search/queries.js';
 import { engineNamed } from '../routes/searxng/engines.js';
 import {
   cardsResponseSchema,
@@ -17,7 +23,6 @@ import {
   videosResponseSchema,
   webResponseSchema,
 } from '../search/response-schemas.js';
-import { translateSchema } from '../search/translate.js';
 import {
   renderCards,
   renderImages,

@@ -22,7 +22,7 @@ import type { MapsResponse } from './maps.js';
 import type { MediaResponse } from './media.js';
 import type { WebResult } from './merge.js';
 import type { SearchOutcome } from './outcome.js';
-import { ENGINE_SLUGS } from './params.js';
+import { ENGINE_SLUGS } from './queries.js';
 import type { SimilarImagesResponse } from './similar-images.js';
 import type { SuggestResponse } from './suggest.js';
 import type { LanguagesResponse, TranslateResponse } from './translate.js';

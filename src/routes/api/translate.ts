@@ -1,12 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import {
-  translate,
-  translateBodyErrors,
-  translateInput,
-  translateSchema,
-  translationLanguages,
-} from '../../search/translate.js';
+import { translateBodyErrors, translateInput, translateSchema } from '../../search/queries.js';
+import { translate, translationLanguages } from '../../search/translate.js';
 import { languagesResponseSchema, translateResponseSchema } from '../../search/response-schemas.js';
 import { registerSearchRoute } from './search-route.js';
 

@@ -1,5 +1,6 @@
 import type { DateFilter } from '../../contracts/search.js';
-import { ENGINE_SLUGS, type EngineSlug, flattenQuery, PAGE_MAX, parseInteger, qSchema } from '../../search/params.js';
+import { ENGINE_SLUGS, type EngineSlug, PAGE_MAX, qSchema } from '../../search/queries.js';
+import { flattenQuery, parseInteger } from '../../search/query-string.js';
 import { type Category, CATEGORIES, engineNamed, isCategory } from './engines.js';
 
 /*
