@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { statusResponseSchema } from '../routes/api/status.js';
 import {
   cardsQuerySchema,
   ENGINE_SLUGS,
@@ -11,13 +10,14 @@ import {
   translateSchema,
   webQuerySchema,
 } from '../search/queries.js';
-import { engineNamed } from '../routes/searxng/engines.js';
+import { engineNamed } from '../search/engines.js';
 import {
   cardsResponseSchema,
   imagesResponseSchema,
   instantResponseSchema,
   mapsResponseSchema,
   newsResponseSchema,
+  statusResponseSchema,
   suggestResponseSchema,
   translateResponseSchema,
   videosResponseSchema,

@@ -8,7 +8,7 @@ import { providersOffering } from '../../providers/registry.js';
 import { qSchema } from '../../search/queries.js';
 import { suggest } from '../../search/suggest.js';
 import { instantDepsOf } from '../api/instant.js';
-import { CATEGORIES, ENGINES } from './engines.js';
+import { CATEGORIES, ENGINES } from '../../search/engines.js';
 import {
   type FieldErrors,
   parseSearxQuery,
