@@ -1,10 +1,11 @@
 import type { Config } from '../config/index.js';
-import { buildPlace, coordinatePlace, type Place } from '../contracts/place.js';
+import type { Place } from '../contracts/place.js';
 import { nominatimReverseCall } from '../providers/nominatim/reverse.js';
 import { nominatimSearchCall } from '../providers/nominatim/search.js';
 import type { ProviderDirectory, Upstream } from '../providers/types.js';
 import { UpstreamError } from '../providers/types.js';
 import { allFailed, notConfigured, type SearchOutcome } from './outcome.js';
+import { buildPlace, coordinatePlace } from './place.js';
 import { interpretMaps, type MapsParams } from './queries.js';
 
 /*
@@ -63,7 +64,8 @@ export async function searchMaps(deps: MapsDeps, params: MapsParams): Promise<Se
   if (!deps.providers.isConfigured('provider_13'))
     return notConfigured(deps.providers, ['provider_13'], 'geocoding provider');
   try {
-    const places = await deps.upstream.call(nominatimSearchCall(request, deps.config));
+    const found = await deps.upstream.call(nominatimSearchCall(request, deps.config));
+    const places = found.map((facts) => buildPlace(facts));
     return { status: 200, body: { query: request.q, places } };
   } catch (err) {
     // No slot under the provider's pacing in time (the public server allows one request a second).

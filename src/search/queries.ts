@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { round6 } from '../contracts/place.js';
 import type { DateFilter } from '../contracts/search.js';
 import { providersOffering } from '../providers/registry.js';
 import type { ProviderSlug } from '../providers/types.js';
+import { round6 } from './place.js';
 import { type FieldErrors, parseInteger, strip } from './query-string.js';
 
 /*
