@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { type StatusRow, healthOf, isoOrNull } from '../../providers/health-store.js';
 import type { LimitsView } from '../../providers/pacing/limits-view.js';
 import { type statusLimitsSchema, statusResponseSchema } from '../../search/response-schemas.js';
-import { describeRoute } from './openapi.js';
+import { describedGet } from './openapi.js';
 
 function limitsField(view: LimitsView | undefined): { limits?: z.output<typeof statusLimitsSchema> } {
   if (!view) return {};
@@ -73,18 +73,12 @@ export async function apiStatusRoute(app: FastifyInstance): Promise<void> {
     };
     return reply.header('Cache-Control', 'no-store').send(body);
   };
-  describeRoute(app, {
-    path: '/status/',
-    methods: ['GET'],
-    doc: {
-      operationId: 'providerStatus',
-      summary: 'Provider status',
-      description: 'One record per configured provider, in registry order. Not counted as a search.',
-      response: statusResponseSchema,
-      headers: { 'Cache-Control': 'Always `no-store`.' },
-      errors: { 404: STATUS_NOT_PUBLISHED },
-    },
+  describedGet(app, '/status/', handler, {
+    operationId: 'providerStatus',
+    summary: 'Provider status',
+    description: 'One record per configured provider, in registry order. Not counted as a search.',
+    response: statusResponseSchema,
+    headers: { 'Cache-Control': 'Always `no-store`.' },
+    errors: { 404: STATUS_NOT_PUBLISHED },
   });
-  app.get('/status/', handler);
-  app.get('/status', handler);
 }
