@@ -5,19 +5,24 @@
  * the other, with the reference's URL recipes, is search/place.ts.
  */
 
-/** One place of the maps response: every field always present. */
-export interface Place {
+/** The fields a place has before and after it is shaped (Nominatim's). */
+interface PlaceFields {
+  /** The place's name (before shaping "" when it has none: the first part of display_name is used). */
   name: string;
   /** The full comma-separated name. */
   display_name: string;
-  /** Latitude, rounded to 6 decimal places. */
+  /** Latitude (in a Place rounded to 6 decimal places). */
   lat: number;
-  /** Longitude, rounded to 6 decimal places. */
+  /** Longitude (in a Place rounded to 6 decimal places). */
   lon: number;
   category: string;
   type: string;
   addresstype: string;
   importance: number;
+}
+
+/** One place of the maps response: every field always present. */
+export interface Place extends PlaceFields {
   embed_url: string;
   mini_embed_url: string;
   osm_url: string;
@@ -29,16 +34,7 @@ export interface Place {
 export type BoundingBox = readonly [south: number, north: number, west: number, east: number];
 
 /** What is known about a place before it is shaped (a parsed Nominatim answer, or bare coordinates). */
-export interface PlaceFacts {
-  /** The place's own name ("" when it has none: the first part of display_name is used). */
-  name: string;
-  display_name: string;
-  lat: number;
-  lon: number;
-  category: string;
-  type: string;
-  addresstype: string;
-  importance: number;
+export interface PlaceFacts extends PlaceFields {
   /** null when absent or invalid: a square around the point is used. */
   boundingbox: BoundingBox | null;
 }
