@@ -5,6 +5,7 @@ import {
   imagesQuerySchema,
   instantQuerySchema,
   mapsQuerySchema,
+  noQuerySchema,
   PAGE_MAX,
   suggestQuerySchema,
   translateSchema,
@@ -172,7 +173,7 @@ export const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
     description:
       'The state (up, down, not yet observed) of every upstream provider configured here. Not counted as a search.',
     path: '/api/v1/status/',
-    fields: z.object({}),
+    fields: noQuerySchema,
     response: statusResponseSchema,
     render: renderStatus,
   },

@@ -166,6 +166,9 @@ export type WebParams = z.output<typeof webQuerySchema>;
 /** Query string of GET /api/v1/suggest/. */
 export const suggestQuerySchema = z.object({ q: qSchema });
 
+/** The query string of an endpoint that takes no parameter (GET /api/v1/translate/languages/, MCP's status). */
+export const noQuerySchema = z.object({});
+
 /** Query string of GET /api/v1/images/ (no date: no image provider filters by date). */
 export const imagesQuerySchema = z.object({
   q: qSchema,
