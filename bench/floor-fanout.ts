@@ -44,13 +44,22 @@ import {
   type Upstream,
   UpstreamError,
 } from '../src/providers/types.js';
-import { cardsQuerySchema, searchCards } from '../src/search/cards/index.js';
-import { mapsQuerySchema, searchMaps } from '../src/search/maps.js';
-import { imagesQuerySchema, searchImages, searchNews, searchVideos } from '../src/search/media.js';
+import { searchCards } from '../src/search/cards/index.js';
+import { searchMaps } from '../src/search/maps.js';
+import { searchImages, searchNews, searchVideos } from '../src/search/media.js';
 import type { SearchOutcome } from '../src/search/outcome.js';
-import { parseQuery, suggestQuerySchema, webQuerySchema } from '../src/search/params.js';
+import {
+  cardsQuerySchema,
+  imagesQuerySchema,
+  mapsQuerySchema,
+  suggestQuerySchema,
+  translateInput,
+  translateSchema,
+  webQuerySchema,
+} from '../src/search/queries.js';
+import { parseQuery } from '../src/search/query-string.js';
 import { suggest } from '../src/search/suggest.js';
-import { translate, translateInput, translateSchema, translationLanguages } from '../src/search/translate.js';
+import { translate, translationLanguages } from '../src/search/translate.js';
 import { type SearchDeps, searchWeb } from '../src/search/web.js';
 
 const config = parseConfig({ ...JSON.parse(process.argv[2] ?? '{}'), LOG_LEVEL: 'silent' });

@@ -1,23 +1,29 @@
 import { z } from 'zod';
-import { instantQuerySchema } from '../routes/api/instant.js';
-import { statusResponseSchema } from '../routes/api/status.js';
-import { cardsQuerySchema } from '../search/cards/index.js';
-import { mapsQuerySchema } from '../search/maps.js';
-import { imagesQuerySchema } from '../search/media.js';
-import { ENGINE_SLUGS, PAGE_MAX, suggestQuerySchema, webQuerySchema } from '../search/params.js';
-import { engineNamed } from '../routes/searxng/engines.js';
+import {
+  cardsQuerySchema,
+  ENGINE_SLUGS,
+  imagesQuerySchema,
+  instantQuerySchema,
+  mapsQuerySchema,
+  noQuerySchema,
+  PAGE_MAX,
+  suggestQuerySchema,
+  translateSchema,
+  webQuerySchema,
+} from '../search/queries.js';
+import { engineNamed } from '../search/engines.js';
 import {
   cardsResponseSchema,
   imagesResponseSchema,
   instantResponseSchema,
   mapsResponseSchema,
   newsResponseSchema,
+  statusResponseSchema,
   suggestResponseSchema,
   translateResponseSchema,
   videosResponseSchema,
   webResponseSchema,
 } from '../search/response-schemas.js';
-import { translateSchema } from '../search/translate.js';
 import {
   renderCards,
   renderImages,
@@ -167,7 +173,7 @@ export const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
     description:
       'The state (up, down, not yet observed) of every upstream provider configured here. Not counted as a search.',
     path: '/api/v1/status/',
-    fields: z.object({}),
+    fields: noQuerySchema,
     response: statusResponseSchema,
     render: renderStatus,
   },

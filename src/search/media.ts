@@ -1,20 +1,10 @@
-import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import type { ImageResult, MediaQuery, NewsResult, VideoResult } from '../contracts/search.js';
 import { providersOffering } from '../providers/registry.js';
 import { unresponsiveOf } from '../providers/runner.js';
 import type { ProviderCall, ProviderSlug, Unresponsive } from '../providers/types.js';
 import { noAnswer, notConfigured, type SearchOutcome } from './outcome.js';
-import {
-  ENGINE_SLUGS,
-  type EngineSlug,
-  engineSchema,
-  langSchema,
-  pageSchema,
-  qSchema,
-  safeSchema,
-  type WebParams,
-} from './params.js';
+import { ENGINE_SLUGS, type EngineSlug, type ImagesParams, type WebParams } from './queries.js';
 import type { SearchDeps } from './web.js';
 
 /*
@@ -142,17 +132,6 @@ export async function gatherMedia<T extends MediaTab>(
   if (tasks.length > 0 && !outcomes.some((o) => o.ok)) return noAnswer(outcomes);
   return { status: 200, body: { lists, unresponsive: unresponsiveOf(outcomes) } };
 }
-
-/** Query string of GET /api/v1/images/ (no date: no image provider filters by date). */
-export const imagesQuerySchema = z.object({
-  q: qSchema,
-  engine: engineSchema,
-  safe: safeSchema,
-  lang: langSchema,
-  page: pageSchema,
-});
-
-export type ImagesParams = z.output<typeof imagesQuerySchema>;
 
 /** News and videos take exactly the web search parameters. */
 export type MediaParams = WebParams;

@@ -1,6 +1,6 @@
 import type { EngineResult, EngineSlice } from '../contracts/search.js';
 import { descriptorOf } from '../providers/registry.js';
-import type { EngineSlug } from './params.js';
+import type { EngineSlug } from './queries.js';
 
 export type { EngineResult, EngineSlice };
 

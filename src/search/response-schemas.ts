@@ -12,7 +12,7 @@ import type {
 import type { Place } from '../contracts/place.js';
 import type { ImageResult, NewsResult, VideoResult } from '../contracts/search.js';
 import type { Language } from '../providers/libretranslate/languages.js';
-import { PROVIDER_SLUGS } from '../providers/registry.js';
+import { GROUPS, PROVIDER_SLUGS } from '../providers/registry.js';
 import type { FailureReason, Unresponsive } from '../providers/types.js';
 import type { CardsResponse, MapAnswer } from './cards/index.js';
 import type { InstantResponse } from './instant/index.js';
@@ -22,7 +22,7 @@ import type { MapsResponse } from './maps.js';
 import type { MediaResponse } from './media.js';
 import type { WebResult } from './merge.js';
 import type { SearchOutcome } from './outcome.js';
-import { ENGINE_SLUGS } from './params.js';
+import { ENGINE_SLUGS } from './queries.js';
 import type { SimilarImagesResponse } from './similar-images.js';
 import type { SuggestResponse } from './suggest.js';
 import type { LanguagesResponse, TranslateResponse } from './translate.js';
@@ -30,8 +30,9 @@ import type { WebResponse } from './web.js';
 
 /*
  * The 200 bodies of the search endpoints (and the 502 of the provider-backed
- * ones) as zod schemas: the OpenAPI document at /api/v1/schema/ is generated
- * from them (routes/api/openapi.ts). Each is checked at compile time against
+ * ones) and of the provider status as zod schemas: the OpenAPI document at
+ * /api/v1/schema/ is generated from them (routes/api/openapi.ts), and MCP's
+ * tools take them as output schemas. Each is checked at compile time against
  * the TypeScript type the feature module really answers (the `_Checks` tuple
  * at the end), so a field added to a response type without its schema (or
  * the other way round) fails type-checking.
@@ -296,6 +297,59 @@ export const detailSchema = z.object({ detail: z.string() }).meta({ description:
 export const allFailedSchema = z
   .object({ detail: z.string(), unresponsive: z.array(unresponsiveSchema) })
   .meta({ description: 'Every provider asked failed (never an empty result that reads as "nothing matched").' });
+
+// --- provider status -----------------------------------------------------
+
+/** What paces and budgets a provider (GET /api/v1/status/). */
+export const statusLimitsSchema = z.object({
+  rate_per_second: z
+    .number()
+    .nullable()
+    .meta({ description: 'Calls a second Sift allows across the deployment; null: no rate.' }),
+  concurrency: z.number().int().nullable().meta({ description: 'Calls in flight at once at most; null: no bound.' }),
+  budget: z
+    .object({
+      period: z.enum(['month', 'day']),
+      limit: z.number().int(),
+      used: z.number().int().meta({ description: 'Calls made this period (UTC), by every instance.' }),
+      resets_at: z.string().meta({ description: 'ISO 8601 UTC: when the period ends.' }),
+    })
+    .nullable()
+    .meta({ description: 'The budget of calls Sift keeps to; null: none.' }),
+  upstream: z
+    .object({
+      limit: z.number().int(),
+      remaining: z.number().int(),
+      resets_at: z.string().nullable(),
+      reported_at: z.string(),
+    })
+    .nullable()
+    .meta({ description: "The upstream's own count for its long window (a month), as its last answer reported it." }),
+  terms: z.string().meta({ description: "Where the default terms in force are published ('' when none is)." }),
+});
+
+/** The body of GET /api/v1/status/ (spec 2.10). */
+export const statusResponseSchema = z.object({
+  providers: z.array(
+    z.object({
+      slug: z.enum(PROVIDER_SLUGS),
+      name: z.string().meta({ description: 'Display name.' }),
+      group: z.enum(GROUPS.map((g) => g.key)),
+      monitor: z.enum(['query', 'probe']).meta({
+        description: 'How the state is established: from real searches (`query`) or an active check (`probe`).',
+      }),
+      state: z.enum(['up', 'down', 'unknown']).meta({ description: '`unknown`: nothing observed yet.' }),
+      checked_at: z.string().nullable().meta({ description: 'ISO 8601 UTC; null when never observed.' }),
+      last_ok_at: z.string().nullable().meta({ description: 'ISO 8601 UTC of the last success, or null.' }),
+      last_error: z.string().meta({ description: 'Upstream error text, may be empty.' }),
+      source: z.string().meta({ description: 'Where the last observation came from: `query`, `probe`, or "".' }),
+      limits: statusLimitsSchema.optional().meta({
+        description:
+          'What paces and budgets the provider (docs/configuration.md, Upstream terms); absent when nothing does.',
+      }),
+    }),
+  ),
+});
 
 /** Schemas named in the OpenAPI document's components (the rest are inlined where used). */
 export const SEARCH_COMPONENT_SCHEMAS: Readonly<Record<string, z.ZodType>> = {

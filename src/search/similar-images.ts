@@ -1,9 +1,8 @@
-import { z } from 'zod';
 import type { ImageResult } from '../contracts/search.js';
 import type { Unresponsive } from '../providers/types.js';
 import { blendMedia } from './media.js';
 import type { SearchOutcome } from './outcome.js';
-import { type EngineSlug, engineSchema, langSchema, MESSAGES, Q_MAX_LENGTH, safeSchema } from './params.js';
+import { type EngineSlug, type SimilarImagesParams, similarSeed } from './queries.js';
 import type { SearchDeps } from './web.js';
 
 /*
@@ -22,61 +21,6 @@ import type { SearchDeps } from './web.js';
  * - Response {query: <seed>, engine, results, unresponsive} (no tab, no page);
  *   usage counted once, on a 200 (a seed always exists once validation passed).
  */
-
-export const SEED_REQUIRED = 'Provide q (the image caption) and/or query (a fallback seed).';
-
-/** A trailing " - Site name" segment: whitespace, one separator, whitespace, 1-40 non-separator characters. */
-const SOURCE_SUFFIX = /\s+[|·–—-]\s+[^|·–—-]{1,40}$/u;
-
-const collapse = (s: string) => s.split(/\s+/u).filter(Boolean).join(' ');
-const length = (s: string) => [...s].length;
-
-/** A caption reduced to its subject: "Golden Retriever - American Kennel Club" -> "Golden Retriever". */
-export function cleanCaption(caption: string): string {
-  const collapsed = collapse(caption);
-  const trimmed = collapsed.replace(SOURCE_SUFFIX, '').trim();
-  return length(trimmed) >= 2 ? trimmed : collapsed;
-}
-
-/** The seed of a similar-images search: from the caption, else from `query`; "" when neither has text. */
-export function similarSeed(caption: string, query: string): string {
-  return cleanCaption(caption) || collapse(query);
-}
-
-/** A stripped text parameter of at most Q_MAX_LENGTH characters ("" when absent). */
-const seedText = z
-  .string()
-  .optional()
-  .transform((raw, ctx) => {
-    const v = raw === undefined ? '' : raw.trim();
-    if (v.length > Q_MAX_LENGTH && length(v) > Q_MAX_LENGTH) {
-      ctx.addIssue({ code: 'custom', message: MESSAGES.qTooLong });
-      return z.NEVER;
-    }
-    return v;
-  });
-
-export const similarImagesQuerySchema = z
-  .object({
-    q: seedText.meta({ description: 'The caption of the opened image (the primary seed).' }),
-    query: seedText.meta({ description: 'The page query (the seed when there is no caption).' }),
-    exclude_url: z
-      .string()
-      .optional()
-      .transform((raw) => (raw === undefined ? '' : raw.trim()))
-      .meta({ description: 'A result URL to leave out (the opened image).' }),
-    engine: engineSchema,
-    safe: safeSchema,
-    lang: langSchema,
-  })
-  // Checked even when another field is invalid, so the 400 names every problem.
-  .refine((v) => typeof v.q !== 'string' || typeof v.query !== 'string' || similarSeed(v.q, v.query) !== '', {
-    path: ['q'],
-    message: SEED_REQUIRED,
-    when: () => true,
-  });
-
-export type SimilarImagesParams = z.output<typeof similarImagesQuerySchema>;
 
 export interface SimilarImagesResponse {
   query: string;

@@ -7,7 +7,7 @@ import type { ProviderDirectory, ProviderSlug, Unresponsive, Upstream, WebEngine
 import { createHighlighter, type Highlighter } from './highlight.js';
 import { correctionOf, mergeResults, type WebResult } from './merge.js';
 import { noAnswer, notConfigured, type SearchOutcome } from './outcome.js';
-import type { EngineSlug, WebParams } from './params.js';
+import type { EngineSlug, WebParams } from './queries.js';
 
 /*
  * GET /api/v1/web/: parse -> gather -> merge. The configured engines in the

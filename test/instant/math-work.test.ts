@@ -4,7 +4,7 @@ import { issueApiKey } from '../../src/auth/api-keys.js';
 import { createUser } from '../../src/auth/users.js';
 import { MATH_LIMITS, MathError, Work, evaluate, mathHandler } from '../../src/search/instant/math.js';
 import type { InstantContext } from '../../src/search/instant/types.js';
-import { parseInteger } from '../../src/search/params.js';
+import { parseInteger } from '../../src/search/query-string.js';
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js';
 import { type RunningApp, startApp } from '../security/support.js';
 

@@ -1,17 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import {
-  buildPlace,
-  coordinatePlace,
-  formatNumber,
-  pythonFloat,
-  type PlaceFacts,
-  quoteLabel,
-  round6,
-} from '../../src/contracts/place.js';
+import type { PlaceFacts } from '../../src/contracts/place.js';
 import { nominatimPlaceFacts } from '../../src/providers/nominatim/place.js';
-import { nominatimReverseCall, parseNominatimReverse } from '../../src/providers/nominatim/reverse.js';
+import { formatNumber, nominatimReverseCall, parseNominatimReverse } from '../../src/providers/nominatim/reverse.js';
 import { nominatimSearchCall, parseNominatimSearch } from '../../src/providers/nominatim/search.js';
+import { buildPlace, coordinatePlace, pythonFloat, quoteLabel, round6 } from '../../src/search/place.js';
 
 const facts = (over: Partial<PlaceFacts> = {}): PlaceFacts => ({
   name: 'Eiffel Tower',

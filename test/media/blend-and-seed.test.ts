@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { interleave } from '../../src/search/media.js';
-import { cleanCaption, similarSeed } from '../../src/search/similar-images.js';
+import { cleanCaption, similarSeed } from '../../src/search/queries.js';
 
 describe('interleave (the one blend of images, news and videos)', () => {
   it('takes one item from each list in turn, each list keeping its order', () => {

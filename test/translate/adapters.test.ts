@@ -6,7 +6,7 @@ import {
   libreTranslateTask,
   parseTranslation,
 } from '../../src/providers/libretranslate/translate.js';
-import { translateBodyErrors, translateSchema } from '../../src/search/translate.js';
+import { translateBodyErrors, translateSchema } from '../../src/search/queries.js';
 
 const config = parseConfig({ LIBRETRANSLATE_URL: 'https://lt.example/', LIBRETRANSLATE_API_KEY: 'k3y-secret' });
 

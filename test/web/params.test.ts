@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseInteger, parseQuery, suggestQuerySchema, webQuerySchema } from '../../src/search/params.js';
+import { suggestQuerySchema, webQuerySchema } from '../../src/search/queries.js';
+import { parseInteger, parseQuery } from '../../src/search/query-string.js';
 
 const ALL = ['provider_01', 'provider_02', 'provider_03', 'provider_04'];
 const web = (query: Record<string, string | string[]>) => parseQuery(webQuerySchema, query);

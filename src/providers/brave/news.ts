@@ -1,10 +1,8 @@
 import { z } from 'zod';
-import type { Config } from '../../config/index.js';
 import type { MediaQuery, NewsResult } from '../../contracts/search.js';
 import { body, line, list, nested, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
-import { BRAVE_MAX_PAGE, braveAcceptsQuery, braveHeaders, braveRefusal } from './common.js';
-import { braveWebParams } from './web.js';
+import { type BraveMediaConfig, braveMediaCall } from './media.js';
 
 /*
  * Brave news search (provider_01): GET {BRAVE_BASE_URL}/news/search with the
@@ -36,8 +34,6 @@ const item = z.object({
 
 const schema = body({ results: list(item) });
 
-export type BraveNewsConfig = Pick<Config, 'BRAVE_API_KEY' | 'BRAVE_BASE_URL'>;
-
 export function parseBraveNews(json: unknown): NewsResult[] {
   const out: NewsResult[] = [];
   for (const r of schema.parse(json).results) {
@@ -56,17 +52,6 @@ export function parseBraveNews(json: unknown): NewsResult[] {
   return out;
 }
 
-export function braveNewsCall(query: MediaQuery, config: BraveNewsConfig): ProviderCall<NewsResult[]> | null {
-  if (query.page > BRAVE_MAX_PAGE || !braveAcceptsQuery(query.q)) return null;
-  const params = braveWebParams(query);
-  return {
-    provider: 'provider_01',
-    request: {
-      method: 'GET',
-      url: `${config.BRAVE_BASE_URL}/news/search?${params}`,
-      headers: braveHeaders(config.BRAVE_API_KEY),
-    },
-    parse: parseBraveNews,
-    refusal: (status, text) => braveRefusal(status, text, params),
-  };
+export function braveNewsCall(query: MediaQuery, config: BraveMediaConfig): ProviderCall<NewsResult[]> | null {
+  return braveMediaCall('news', query, config, parseBraveNews);
 }

@@ -1,10 +1,8 @@
 import { z } from 'zod';
-import type { Config } from '../../config/index.js';
 import type { MediaQuery, VideoResult } from '../../contracts/search.js';
 import { body, line, list, nested, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
-import { BRAVE_MAX_PAGE, braveAcceptsQuery, braveHeaders, braveRefusal } from './common.js';
-import { braveWebParams } from './web.js';
+import { type BraveMediaConfig, braveMediaCall } from './media.js';
 
 /*
  * Brave video search (provider_01): GET {BRAVE_BASE_URL}/videos/search with
@@ -33,8 +31,6 @@ const item = z.object({
 
 const schema = body({ results: list(item) });
 
-export type BraveVideosConfig = Pick<Config, 'BRAVE_API_KEY' | 'BRAVE_BASE_URL'>;
-
 export function parseBraveVideos(json: unknown): VideoResult[] {
   const out: VideoResult[] = [];
   for (const r of schema.parse(json).results) {
@@ -52,17 +48,6 @@ export function parseBraveVideos(json: unknown): VideoResult[] {
   return out;
 }
 
-export function braveVideosCall(query: MediaQuery, config: BraveVideosConfig): ProviderCall<VideoResult[]> | null {
-  if (query.page > BRAVE_MAX_PAGE || !braveAcceptsQuery(query.q)) return null;
-  const params = braveWebParams(query);
-  return {
-    provider: 'provider_01',
-    request: {
-      method: 'GET',
-      url: `${config.BRAVE_BASE_URL}/videos/search?${params}`,
-      headers: braveHeaders(config.BRAVE_API_KEY),
-    },
-    parse: parseBraveVideos,
-    refusal: (status, text) => braveRefusal(status, text, params),
-  };
+export function braveVideosCall(query: MediaQuery, config: BraveMediaConfig): ProviderCall<VideoResult[]> | null {
+  return braveMediaCall('videos', query, config, parseBraveVideos);
 }

@@ -1,5 +1,4 @@
 import type { PlaceFacts } from '../../contracts/place.js';
-import { formatNumber } from '../../contracts/place.js';
 import { isObject } from '../probe-helpers.js';
 import type { ProviderCall } from '../types.js';
 import { nominatimPlaceFacts } from './place.js';
@@ -21,6 +20,24 @@ export interface NominatimReverseQuery {
   lat: number;
   lon: number;
   lang: string;
+}
+
+/**
+ * A coordinate for an upstream request: JavaScript's `String(n)` (`2`,
+ * `48.8584`), in fixed notation where that would use an exponent
+ * (`0.0000001` rather than `1e-7`).
+ */
+export function formatNumber(n: number): string {
+  if (!Number.isFinite(n) || n === 0) return '0';
+  const s = String(n);
+  const e = s.indexOf('e');
+  if (e < 0) return s;
+  const exponent = Number(s.slice(e + 1));
+  if (exponent >= 0) return BigInt(n).toString();
+  const mantissa = s.slice(0, e);
+  const dot = mantissa.indexOf('.');
+  const decimals = (dot < 0 ? 0 : mantissa.length - dot - 1) - exponent;
+  return n.toFixed(Math.min(100, decimals)).replace(/0+$/, '').replace(/\.$/, '');
 }
 
 export function nominatimReverseParams(query: NominatimReverseQuery): URLSearchParams {

@@ -1,5 +1,5 @@
 import type { Config } from '../../config/index.js';
-import { buildPlace, type Place } from '../../contracts/place.js';
+import type { PlaceFacts } from '../../contracts/place.js';
 import type { ProviderCall } from '../types.js';
 import { nominatimPlaceFacts } from './place.js';
 
@@ -7,7 +7,8 @@ import { nominatimPlaceFacts } from './place.js';
  * Nominatim search (provider_13): GET {NOMINATIM_BASE_URL}/search
  * q, format=jsonv2, limit, accept-language (when a language is given).
  * Response: an array of places (lat, lon, boundingbox entries as strings),
- * `[]` when nothing matched; each shaped into the maps place (contracts/place.ts).
+ * `[]` when nothing matched; each read as PlaceFacts (the search features shape
+ * them into the maps place: search/place.ts).
  * Cached for the provider's TTL (1 h) per request URL, i.e. per
  * (query, limit, language) and base URL.
  *
@@ -32,19 +33,19 @@ export function nominatimSearchParams(query: NominatimSearchQuery): URLSearchPar
 }
 
 /** The places of a search answer (at most `limit`); throws when the answer is not an array. */
-export function parseNominatimSearch(json: unknown, limit = Number.POSITIVE_INFINITY): Place[] {
+export function parseNominatimSearch(json: unknown, limit = Number.POSITIVE_INFINITY): PlaceFacts[] {
   if (!Array.isArray(json)) throw new Error('expected an array of places');
-  const places: Place[] = [];
+  const places: PlaceFacts[] = [];
   for (const item of json) {
     if (places.length >= limit) break;
     const facts = nominatimPlaceFacts(item);
-    if (facts) places.push(buildPlace(facts));
+    if (facts) places.push(facts);
   }
   return places;
 }
 
 /** One geocoding search (paced by the runner: the public server allows one request a second). */
-export function nominatimSearchCall(query: NominatimSearchQuery, config: NominatimConfig): ProviderCall<Place[]> {
+export function nominatimSearchCall(query: NominatimSearchQuery, config: NominatimConfig): ProviderCall<PlaceFacts[]> {
   return {
     provider: 'provider_13',
     request: { method: 'GET', url: `${config.NOMINATIM_BASE_URL}/search?${nominatimSearchParams(query)}` },

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { cardsQuerySchema, searchCards } from '../../search/cards/index.js';
+import { searchCards } from '../../search/cards/index.js';
+import { cardsQuerySchema } from '../../search/queries.js';
 import { cardsResponseSchema } from '../../search/response-schemas.js';
 import { registerSearchRoute } from './search-route.js';
 

@@ -1,16 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { latestRatesCall } from '../../providers/frankfurter/latest.js';
 import { instant } from '../../search/instant/index.js';
 import { instantResponseJson } from '../../search/instant/response-json.js';
 import { createRatesStore, type RatesStore } from '../../search/instant/rates-store.js';
 import type { InstantDeps } from '../../search/instant/types.js';
-import { langSchema, qSchema } from '../../search/params.js';
+import { instantQuerySchema } from '../../search/queries.js';
 import { instantResponseSchema } from '../../search/response-schemas.js';
 import { registerSearchRoute } from './search-route.js';
-
-/** Query string of GET /api/v1/instant/. */
-export const instantQuerySchema = z.object({ q: qSchema, lang: langSchema });
 
 /**
  * `GET /api/v1/instant/`: an instant answer or null (spec 2.9, docs/api.md): always 200 `{query, answer}` for a valid q. Counts one search,

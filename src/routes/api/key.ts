@@ -8,7 +8,7 @@ import { admittedCall } from '../../gate/api-gate.js';
 import { monthLabel, nextMonthStart } from '../../limits/month.js';
 import { monthlySearches } from '../../limits/usage.js';
 import type { Check, Same } from '../../search/response-schemas.js';
-import { describeRoute } from './openapi.js';
+import { describedGet } from './openapi.js';
 
 const keyLimitSchema = z.object({
   limit: z.number().int(),
@@ -97,16 +97,10 @@ export async function apiKeyRoute(app: FastifyInstance): Promise<void> {
     if (!record) return reply.code(401).header('WWW-Authenticate', 'Api-Key').send({ detail: INVALID_KEY });
     return { ...describeApiKey(record), ...usageAndLimits };
   };
-  describeRoute(app, {
-    path: '/key/',
-    methods: ['GET'],
-    doc: {
-      operationId: 'key',
-      summary: 'The key making the request',
-      description: "The key (never its secret), this month's usage and the rate limits. Not counted as a search.",
-      response: keyResponseSchema,
-    },
+  describedGet(app, '/key/', handler, {
+    operationId: 'key',
+    summary: 'The key making the request',
+    description: "The key (never its secret), this month's usage and the rate limits. Not counted as a search.",
+    response: keyResponseSchema,
   });
-  app.get('/key/', handler);
-  app.get('/key', handler);
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { mapsQuerySchema, searchMaps } from '../../search/maps.js';
+import { searchMaps } from '../../search/maps.js';
+import { mapsQuerySchema } from '../../search/queries.js';
 import { mapsResponseSchema } from '../../search/response-schemas.js';
 import { registerSearchRoute } from './search-route.js';
 

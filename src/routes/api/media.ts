@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { imagesQuerySchema, searchImages, searchNews, searchVideos } from '../../search/media.js';
-import { webQuerySchema } from '../../search/params.js';
-import { searchSimilarImages, similarImagesQuerySchema } from '../../search/similar-images.js';
+import { searchImages, searchNews, searchVideos } from '../../search/media.js';
+import { imagesQuerySchema, similarImagesQuerySchema, webQuerySchema } from '../../search/queries.js';
+import { searchSimilarImages } from '../../search/similar-images.js';
 import {
   imagesResponseSchema,
   newsResponseSchema,

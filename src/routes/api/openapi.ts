@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
 import { z } from 'zod';
 import { SEARCH_COMPONENT_SCHEMAS } from '../../search/response-schemas.js';
 
@@ -61,6 +61,21 @@ export function describeRoute(
   operation: { path: `/${string}`; methods: readonly HttpMethod[]; fields?: z.ZodObject; doc: RouteDoc },
 ): void {
   app.apiOperations?.push({ ...operation, path: app.prefix + operation.path });
+}
+
+/**
+ * A documented GET of the /api/v1 plugin that is not a search (key, status, this document): served
+ * at `path` and without its trailing slash.
+ */
+export function describedGet(
+  app: FastifyInstance,
+  path: `/${string}/`,
+  handler: RouteHandlerMethod,
+  doc: RouteDoc,
+): void {
+  describeRoute(app, { path, methods: ['GET'], doc });
+  app.get(path, handler);
+  app.get(path.slice(0, -1), handler);
 }
 
 // --- the document ---------------------------------------------------------------------

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { buildOpenApiDocument, describeRoute } from './openapi.js';
+import { buildOpenApiDocument, describedGet } from './openapi.js';
 
 /** The body of GET /api/v1/schema/ (an OpenAPI 3.1 document; its full shape is OpenAPI's). */
 export const openApiDocumentSchema = z
@@ -23,16 +23,10 @@ export async function apiSchemaRoute(app: FastifyInstance): Promise<void> {
     document ??= JSON.stringify(buildOpenApiDocument(app.apiOperations ?? []));
     return reply.type('application/json; charset=utf-8').send(document);
   };
-  describeRoute(app, {
-    path: '/schema/',
-    methods: ['GET'],
-    doc: {
-      operationId: 'openApiDocument',
-      summary: 'This OpenAPI document',
-      description: 'The OpenAPI 3.1 document of the API. Not counted as a search.',
-      response: openApiDocumentSchema,
-    },
+  describedGet(app, '/schema/', handler, {
+    operationId: 'openApiDocument',
+    summary: 'This OpenAPI document',
+    description: 'The OpenAPI 3.1 document of the API. Not counted as a search.',
+    response: openApiDocumentSchema,
   });
-  app.get('/schema/', handler);
-  app.get('/schema', handler);
 }

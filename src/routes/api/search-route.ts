@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { GatePlan } from '../../gate/api-gate.js';
 import type { SearchOutcome } from '../../search/outcome.js';
-import { type FieldErrors, parseQuery } from '../../search/params.js';
+import { type FieldErrors, parseQuery } from '../../search/query-string.js';
 import { describeRoute, type RouteDoc } from './openapi.js';
 
 /*

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { type StatusRow, healthOf, isoOrNull } from '../../providers/health-store.js';
-import { GROUPS, PROVIDER_SLUGS } from '../../providers/registry.js';
 import type { LimitsView } from '../../providers/pacing/limits-view.js';
-import { describeRoute } from './openapi.js';
+import { type statusLimitsSchema, statusResponseSchema } from '../../search/response-schemas.js';
+import { describedGet } from './openapi.js';
 
-function limitsField(view: LimitsView | undefined): { limits?: z.output<typeof limitsSchema> } {
+function limitsField(view: LimitsView | undefined): { limits?: z.output<typeof statusLimitsSchema> } {
   if (!view) return {};
   return {
     limits: {
@@ -29,56 +29,6 @@ function limitsField(view: LimitsView | undefined): { limits?: z.output<typeof l
 }
 
 export const STATUS_NOT_PUBLISHED = 'Provider status is not published on this instance.';
-
-const limitsSchema = z.object({
-  rate_per_second: z
-    .number()
-    .nullable()
-    .meta({ description: 'Calls a second Sift allows across the deployment; null: no rate.' }),
-  concurrency: z.number().int().nullable().meta({ description: 'Calls in flight at once at most; null: no bound.' }),
-  budget: z
-    .object({
-      period: z.enum(['month', 'day']),
-      limit: z.number().int(),
-      used: z.number().int().meta({ description: 'Calls made this period (UTC), by every instance.' }),
-      resets_at: z.string().meta({ description: 'ISO 8601 UTC: when the period ends.' }),
-    })
-    .nullable()
-    .meta({ description: 'The budget of calls Sift keeps to; null: none.' }),
-  upstream: z
-    .object({
-      limit: z.number().int(),
-      remaining: z.number().int(),
-      resets_at: z.string().nullable(),
-      reported_at: z.string(),
-    })
-    .nullable()
-    .meta({ description: "The upstream's own count for its long window (a month), as its last answer reported it." }),
-  terms: z.string().meta({ description: "Where the default terms in force are published ('' when none is)." }),
-});
-
-/** The body of GET /api/v1/status/ (spec 2.10). */
-export const statusResponseSchema = z.object({
-  providers: z.array(
-    z.object({
-      slug: z.enum(PROVIDER_SLUGS),
-      name: z.string().meta({ description: 'Display name.' }),
-      group: z.enum(GROUPS.map((g) => g.key)),
-      monitor: z.enum(['query', 'probe']).meta({
-        description: 'How the state is established: from real searches (`query`) or an active check (`probe`).',
-      }),
-      state: z.enum(['up', 'down', 'unknown']).meta({ description: '`unknown`: nothing observed yet.' }),
-      checked_at: z.string().nullable().meta({ description: 'ISO 8601 UTC; null when never observed.' }),
-      last_ok_at: z.string().nullable().meta({ description: 'ISO 8601 UTC of the last success, or null.' }),
-      last_error: z.string().meta({ description: 'Upstream error text, may be empty.' }),
-      source: z.string().meta({ description: 'Where the last observation came from: `query`, `probe`, or "".' }),
-      limits: limitsSchema.optional().meta({
-        description:
-          'What paces and budgets the provider (docs/configuration.md, Upstream terms); absent when nothing does.',
-      }),
-    }),
-  ),
-});
 
 type StatusResponse = z.output<typeof statusResponseSchema>;
 
@@ -123,18 +73,12 @@ export async function apiStatusRoute(app: FastifyInstance): Promise<void> {
     };
     return reply.header('Cache-Control', 'no-store').send(body);
   };
-  describeRoute(app, {
-    path: '/status/',
-    methods: ['GET'],
-    doc: {
-      operationId: 'providerStatus',
-      summary: 'Provider status',
-      description: 'One record per configured provider, in registry order. Not counted as a search.',
-      response: statusResponseSchema,
-      headers: { 'Cache-Control': 'Always `no-store`.' },
-      errors: { 404: STATUS_NOT_PUBLISHED },
-    },
+  describedGet(app, '/status/', handler, {
+    operationId: 'providerStatus',
+    summary: 'Provider status',
+    description: 'One record per configured provider, in registry order. Not counted as a search.',
+    response: statusResponseSchema,
+    headers: { 'Cache-Control': 'Always `no-store`.' },
+    errors: { 404: STATUS_NOT_PUBLISHED },
   });
-  app.get('/status/', handler);
-  app.get('/status', handler);
 }

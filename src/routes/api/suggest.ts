@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { suggestQuerySchema } from '../../search/params.js';
+import { suggestQuerySchema } from '../../search/queries.js';
 import { suggest } from '../../search/suggest.js';
 import { suggestResponseSchema } from '../../search/response-schemas.js';
 import { registerSearchRoute } from './search-route.js';

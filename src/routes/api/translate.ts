@@ -1,12 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
-import {
-  translate,
-  translateBodyErrors,
-  translateInput,
-  translateSchema,
-  translationLanguages,
-} from '../../search/translate.js';
+import { noQuerySchema, translateBodyErrors, translateInput, translateSchema } from '../../search/queries.js';
+import { translate, translationLanguages } from '../../search/translate.js';
 import { languagesResponseSchema, translateResponseSchema } from '../../search/response-schemas.js';
 import { registerSearchRoute } from './search-route.js';
 
@@ -38,7 +32,7 @@ export async function translateRoute(app: FastifyInstance): Promise<void> {
   });
   registerSearchRoute(app, {
     path: '/translate/languages/',
-    schema: z.object({}),
+    schema: noQuerySchema,
     units: () => 1,
     count: 'before',
     handle: async () => ({ status: 200, body: await translationLanguages(app) }),

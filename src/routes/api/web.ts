@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { webQuerySchema } from '../../search/params.js';
+import { webQuerySchema } from '../../search/queries.js';
 import { webResponseSchema } from '../../search/response-schemas.js';
 import { searchWeb } from '../../search/web.js';
 import { registerSearchRoute } from './search-route.js';

@@ -5,10 +5,10 @@ import { presentedKey } from '../../auth/api-key-auth.js';
 import { admittedCall, type GatePlan } from '../../gate/api-gate.js';
 import { PROJECT_ROOT } from '../../runtime/project-root.js';
 import { providersOffering } from '../../providers/registry.js';
-import { qSchema } from '../../search/params.js';
+import { qSchema } from '../../search/queries.js';
 import { suggest } from '../../search/suggest.js';
 import { instantDepsOf } from '../api/instant.js';
-import { CATEGORIES, ENGINES } from './engines.js';
+import { CATEGORIES, ENGINES } from '../../search/engines.js';
 import {
   type FieldErrors,
   parseSearxQuery,

@@ -1,6 +1,7 @@
 import type { DateFilter } from '../../contracts/search.js';
-import { ENGINE_SLUGS, type EngineSlug, flattenQuery, PAGE_MAX, parseInteger, qSchema } from '../../search/params.js';
-import { type Category, CATEGORIES, engineNamed, isCategory } from './engines.js';
+import { ENGINE_SLUGS, type EngineSlug, PAGE_MAX, qSchema } from '../../search/queries.js';
+import { flattenQuery, parseInteger } from '../../search/query-string.js';
+import { type Category, CATEGORIES, engineNamed, isCategory } from '../../search/engines.js';
 
 /*
  * SearXNG's search parameters (its docs: "Search API"), read from the query string and from a

@@ -6,7 +6,7 @@ import type { RankedResult } from '../../search/merge.js';
 import { RRF_K } from '../../search/merge.js';
 import type { InstantAnswer } from '../../search/instant/types.js';
 import type { Unresponsive } from '../../providers/types.js';
-import { engineName } from './engines.js';
+import { engineName } from '../../search/engines.js';
 
 /*
  * Sift's answers in SearXNG's JSON shapes (searx/result_types, searx/results.py, webutils.py):

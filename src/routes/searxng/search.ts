@@ -8,7 +8,7 @@ import { gatherMedia, interleave, type MediaTab } from '../../search/media.js';
 import { rankResults } from '../../search/merge.js';
 import type { SearchOutcome } from '../../search/outcome.js';
 import { gatherWeb, type SearchDeps } from '../../search/web.js';
-import type { Category } from './engines.js';
+import type { Category } from '../../search/engines.js';
 import { type SearxQuery, scopeEngines } from './params.js';
 import {
   answerText,

@@ -1,10 +1,10 @@
-import { z } from 'zod';
 import type { StackExchangeCard, TripadvisorCard, TvdbCard, WikipediaCard } from '../../contracts/cards.js';
-import type { Place } from '../../contracts/place.js';
+import type { Place, PlaceFacts } from '../../contracts/place.js';
 import { nominatimSearchCall } from '../../providers/nominatim/search.js';
 import type { Gathered, ProviderTask, Unresponsive } from '../../providers/types.js';
 import { allFailed, type SearchOutcome } from '../outcome.js';
-import { engineSchema, langSchema, qSchema, safeSchema } from '../params.js';
+import { buildPlace } from '../place.js';
+import type { CardsParams } from '../queries.js';
 import { enginesToAsk, type SearchDeps, searchWeb } from '../web.js';
 import {
   explicitTitle,
@@ -52,16 +52,6 @@ import { wikipediaFlow } from './wikipedia.js';
  * endpoints do; their cards are null. When every provider waited on failed
  * and no map answer came, the answer is the other endpoints' 502.
  */
-
-/** Query string of GET /api/v1/cards/: checked in the order q, lang, safe, engine. */
-export const cardsQuerySchema = z.object({
-  q: qSchema,
-  lang: langSchema,
-  safe: safeSchema,
-  engine: engineSchema,
-});
-
-export type CardsParams = z.output<typeof cardsQuerySchema>;
 
 export interface MapAnswer {
   type: 'map';
@@ -157,9 +147,9 @@ async function webSignals(deps: SearchDeps, params: CardsParams, waited: Waited)
 }
 
 async function mapAnswer(deps: SearchDeps, q: string, lang: string, waited: Waited): Promise<MapAnswer | null> {
-  const places = waited.take(await lookup<Place[]>(deps, nominatimSearchCall({ q, limit: 1, lang }, deps.config)));
-  const place = places?.[0];
-  return place ? { type: 'map', place, query: q } : null;
+  const places = waited.take(await lookup<PlaceFacts[]>(deps, nominatimSearchCall({ q, limit: 1, lang }, deps.config)));
+  const facts = places?.[0];
+  return facts ? { type: 'map', place: buildPlace(facts), query: q } : null;
 }
 
 export async function searchCards(deps: SearchDeps, params: CardsParams): Promise<SearchOutcome<CardsResponse>> {

@@ -1,7 +1,8 @@
-import type { ProviderSlug } from '../../providers/types.js';
+import type { ProviderSlug } from '../providers/types.js';
 
 /*
- * Sift's providers under the engine names SearXNG gives them (its settings.yml), and SearXNG's
+ * Sift's providers under the engine names SearXNG gives them (its settings.yml), which clients
+ * use for them (the SearXNG-compatible API, MCP's `engines` alias), and SearXNG's
  * categories as Sift's searches: general -> web, images, news, videos, map -> maps. A category
  * SearXNG has and Sift does not (music, it, science...) is ignored, as SearXNG ignores an unknown
  * one; so is an engine name Sift does not have.
