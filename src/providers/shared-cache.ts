@@ -53,6 +53,12 @@ export interface SharedCacheOptions {
 }
 
 const MAX_VALUE_BYTES = 1024 * 1024;
+/**
+ * The shape of the values stored, part of every key: raise it when an adapter's parsed answer
+ * changes shape, so that processes of two versions (a rolling upgrade) never read each other's.
+ * 2: Nominatim's search answers are PlaceFacts, no longer Place.
+ */
+const VALUE_FORMAT = '2';
 const CLOSE_TIMEOUT_MS = 2000;
 
 type Looked = { state: 'hit'; value: string } | { state: 'claimed' | 'wait' };
@@ -177,7 +183,7 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
 
   async function getOrFetch<T>(key: string, provider: ProviderSlug, ttlMs: number, fetch: () => Promise<T>) {
     if (!shared) return fetch();
-    const hash = createHash('sha256').update(key, 'utf8').digest();
+    const hash = createHash('sha256').update(`${VALUE_FORMAT}\n${key}`, 'utf8').digest();
     const flight = flightMs(provider);
     const giveUpAt = performance.now() + flight;
     for (;;) {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { createSearchCache } from '../../src/providers/cache.js';
@@ -129,6 +130,24 @@ describe('the shared cache', () => {
       expect(fake.requests).toHaveLength(2);
     } finally {
       await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('never serves an entry stored under a key of a version whose values had another shape', async () => {
+    // The version before value formats keyed an entry by the SHA-256 of the runner's key alone.
+    const before = createHash('sha256').update('places', 'utf8').digest();
+    await db.pool.query(
+      `INSERT INTO upstream_cache (key, owner, provider, value, bytes, expires_at)
+       VALUES ($1, 'an older process', 'provider_13', '{"shape":"old"}', 15, pacing_now() + 3600000)`,
+      [before],
+    );
+    const shared = createSharedCache(db.pool, { maxBytes: 1024, clustered: true });
+    try {
+      expect(await shared.getOrFetch('places', 'provider_13', 60_000, async () => ({ shape: 'new' }))).toEqual({
+        shape: 'new',
+      });
+    } finally {
+      await shared.close();
     }
   });
 
