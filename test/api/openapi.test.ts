@@ -18,7 +18,7 @@ import { type MediaFakes, startMediaFakes, startWebFakes, type WebFakes } from '
 import { type LibreTranslateFake, startLibreTranslateFake } from '../fakes/libretranslate.js';
 import { startOpenMeteoFake } from '../fakes/openmeteo.js';
 import { loadFixtures } from '../cards/fixtures.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, type TestApp, UNTHROTTLED } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 /*
@@ -31,7 +31,6 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
  * typed client generated from it with openapi-typescript compiles.
  */
 
-const LIMITS = { API_THROTTLE_BURST: '100000/min', API_THROTTLE_SUSTAINED: '1000000/day' };
 const TIMEOUT_MS = 800;
 const execFileAsync = promisify(execFile);
 
@@ -79,12 +78,12 @@ beforeAll(async () => {
     OPENMETEO_BASE_URL: meteo.url,
     OPENMETEO_GEOCODING_URL: meteo.url,
     FRANKFURTER_BASE_URL: fx.url,
-    ...LIMITS,
+    ...UNTHROTTLED,
     PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS),
   });
   // No provider configured (keyless ones disabled), status page off.
   bare = await buildTestApp(db, {
-    ...LIMITS,
+    ...UNTHROTTLED,
     STATUS_PAGE_ENABLED: 'false',
     DISABLED_PROVIDERS: 'provider_06,provider_13',
   });

@@ -1,15 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/auth/api-keys.js';
-import { createUser } from '../../src/auth/users.js';
-import { monthlySearches } from '../../src/limits/usage.js';
 import { type CardFakes, startCardFakes } from '../fakes/cards.js';
 import { startWebFakes, type WebFakes } from '../fakes/index.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, type TestApp, UNTHROTTLED, providerStatusRow, searchesCounted } from '../helpers/app.js';
+import { createUserWithKey } from '../helpers/auth.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { loadFixtures } from './fixtures.js';
 
 const TIMEOUT_MS = 800;
-const LIMITS = { API_THROTTLE_BURST: '100000/min', API_THROTTLE_SUSTAINED: '1000000/day' };
 const ART = 'https://artworks.thetvdb.com/banners';
 
 let db: TestDatabase;
@@ -34,25 +31,16 @@ async function get(path: string, app: TestApp = t, method: 'GET' | 'HEAD' = 'GET
 const cards = (params: Record<string, string>, app?: TestApp) =>
   get(`/api/v1/cards/?${new URLSearchParams(params)}`, app);
 
-async function usage(app: TestApp = t): Promise<number> {
-  await app.app.lifecycle.flush();
-  return monthlySearches(db.pool, userId);
-}
+const usage = (app: TestApp = t) => searchesCounted(app, db, userId);
 
-async function healthRow(provider: string) {
-  await t.app.health.recorder.flush();
-  const { rows } = await db.pool.query('SELECT ok, last_error FROM provider_status WHERE provider = $1', [provider]);
-  return rows[0] as { ok: boolean; last_error: string } | undefined;
-}
+const healthRow = (provider: string) => providerStatusRow(t, db, provider);
 
 beforeAll(async () => {
   db = await createTestDatabase();
   [fakes, web] = await Promise.all([startCardFakes(), startWebFakes()]);
   loadFixtures(fakes);
-  t = await buildTestApp(db, { ...fakes.env, ...web.env, ...LIMITS, PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS) });
-  const user = await createUser(db.pool, { username: 'cardreader' });
-  userId = user.id;
-  apiKey = (await issueApiKey(db.pool, user.id)).key;
+  t = await buildTestApp(db, { ...fakes.env, ...web.env, ...UNTHROTTLED, PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS) });
+  ({ userId, apiKey } = await createUserWithKey(db.pool, 'cardreader'));
 });
 
 afterEach(() => {
@@ -622,7 +610,7 @@ describe('providers not configured', () => {
       THETVDB_API_KEY: '',
       TRIPADVISOR_API_KEY: '',
       DISABLED_PROVIDERS: 'provider_12',
-      ...LIMITS,
+      ...UNTHROTTLED,
       PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS),
     });
     try {

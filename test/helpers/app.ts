@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { type Config, parseConfig } from '../../src/config/index.js';
 import { createPool } from '../../src/db/pool.js';
+import { monthlySearches } from '../../src/limits/usage.js';
 import type { TestDatabase } from './db.js';
 
 /** A Config as the environment `env` would give (defaults otherwise), on the test database. */
@@ -14,6 +15,9 @@ export function testConfig(db: Pick<TestDatabase, 'url'> | null, env: Record<str
     ...env,
   });
 }
+
+/** API throttle limits no test reaches, for files that test something other than the limits. */
+export const UNTHROTTLED = { API_THROTTLE_BURST: '100000/min', API_THROTTLE_SUSTAINED: '1000000/day' };
 
 export interface TestApp {
   app: FastifyInstance;
@@ -35,4 +39,21 @@ export async function buildTestApp(db: TestDatabase, env: Record<string, string>
       await pool.end();
     },
   };
+}
+
+/** The searches counted for `userId` this month, once `t` has written what it counted. */
+export async function searchesCounted(t: TestApp, db: Pick<TestDatabase, 'pool'>, userId: number): Promise<number> {
+  await t.app.lifecycle.flush();
+  return monthlySearches(db.pool, userId);
+}
+
+/** The provider_status row of `provider` (undefined: none yet), once `t` has written what it recorded. */
+export async function providerStatusRow(
+  t: TestApp,
+  db: Pick<TestDatabase, 'pool'>,
+  provider: string,
+): Promise<{ ok: boolean; last_error: string } | undefined> {
+  await t.app.health.recorder.flush();
+  const { rows } = await db.pool.query('SELECT ok, last_error FROM provider_status WHERE provider = $1', [provider]);
+  return rows[0] as { ok: boolean; last_error: string } | undefined;
 }

@@ -1,6 +1,8 @@
 import type pg from 'pg';
+import { issueApiKey } from '../../src/auth/api-keys.js';
 import { type ApiKeyAuthenticator, createApiKeyAuthenticator, presentedKey } from '../../src/auth/api-key-auth.js';
 import type { ApiPrincipal } from '../../src/auth/types.js';
+import { createUser } from '../../src/auth/users.js';
 import { decideAdmissions } from '../../src/limits/admission.js';
 
 const UNLIMITED = { limit: 1_000_000, windowSeconds: 60, text: '1000000/min' };
@@ -33,4 +35,10 @@ export async function authenticate(
     kind: 'ok',
     principal: { keyId: row.keyId, prefix: row.prefix, userId: row.userId, username: row.username },
   };
+}
+
+/** A new user `username` holding one API key: the caller of a test file's API requests. */
+export async function createUserWithKey(pool: pg.Pool, username: string): Promise<{ userId: number; apiKey: string }> {
+  const user = await createUser(pool, { username });
+  return { userId: user.id, apiKey: (await issueApiKey(pool, user.id)).key };
 }

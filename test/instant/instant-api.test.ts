@@ -1,11 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/auth/api-keys.js';
-import { createUser } from '../../src/auth/users.js';
-import { monthlySearches } from '../../src/limits/usage.js';
 import type { FakeServer } from '../fakes/fake-server.js';
 import { EUR_RATES, startFrankfurterFake } from '../fakes/frankfurter.js';
 import { startOpenMeteoFake } from '../fakes/openmeteo.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, type TestApp, UNTHROTTLED, searchesCounted } from '../helpers/app.js';
+import { createUserWithKey } from '../helpers/auth.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 /*
@@ -17,7 +15,6 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
  */
 
 const TIMEOUT_MS = 600;
-const LIMITS = { API_THROTTLE_BURST: '100000/min', API_THROTTLE_SUSTAINED: '1000000/day' };
 
 let db: TestDatabase;
 let meteo: FakeServer;
@@ -45,10 +42,7 @@ async function get(
 const instant = (q: string, extra: Record<string, string> = {}, options: Parameters<typeof get>[1] = {}) =>
   get(`/api/v1/instant/?${new URLSearchParams({ q, ...extra })}`, options);
 
-async function usage(app: TestApp = t): Promise<number> {
-  await app.app.lifecycle.flush();
-  return monthlySearches(db.pool, userId);
-}
+const usage = (app: TestApp = t) => searchesCounted(app, db, userId);
 
 async function health(provider: string, app: TestApp = t) {
   await app.app.health.recorder.flush();
@@ -71,16 +65,14 @@ beforeAll(async () => {
   db = await createTestDatabase();
   [meteo, fx] = await Promise.all([startOpenMeteoFake(), startFrankfurterFake()]);
   env = {
-    ...LIMITS,
+    ...UNTHROTTLED,
     OPENMETEO_BASE_URL: meteo.url,
     OPENMETEO_GEOCODING_URL: meteo.url,
     FRANKFURTER_BASE_URL: fx.url,
     PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS),
   };
   t = await buildTestApp(db, env);
-  const user = await createUser(db.pool, { username: 'instant-user' });
-  userId = user.id;
-  apiKey = (await issueApiKey(db.pool, user.id)).key;
+  ({ userId, apiKey } = await createUserWithKey(db.pool, 'instant-user'));
 });
 
 afterEach(() => {

@@ -2,11 +2,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/auth/api-keys.js';
-import { createUser } from '../../src/auth/users.js';
-import { monthlySearches } from '../../src/limits/usage.js';
 import { type AllFakes, startAllFakes } from '../fakes/all.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, type TestApp, searchesCounted } from '../helpers/app.js';
+import { createUserWithKey } from '../helpers/auth.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { listen } from '../helpers/server.js';
 
@@ -32,19 +30,14 @@ async function call(name: string, args: Record<string, unknown>): Promise<CallTo
 }
 const text = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
 
-async function usage(): Promise<number> {
-  await t.app.lifecycle.flush();
-  return monthlySearches(db.pool, userId);
-}
+const usage = () => searchesCounted(t, db, userId);
 
 beforeAll(async () => {
   db = await createTestDatabase();
   fakes = await startAllFakes();
   t = await buildTestApp(db, { ...fakes.env, API_THROTTLE_BURST: '1000/min', API_THROTTLE_SUSTAINED: '100000/day' });
   base = await listen(t.app);
-  const user = await createUser(db.pool, { username: 'alias-agent' });
-  userId = user.id;
-  key = (await issueApiKey(db.pool, user.id)).key;
+  ({ userId, apiKey: key } = await createUserWithKey(db.pool, 'alias-agent'));
   client = new Client({ name: 'sift-test', version: '1.0.0' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {

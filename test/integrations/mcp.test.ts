@@ -7,7 +7,8 @@ import { createUser, setUserActive } from '../../src/auth/users.js';
 import { monthlySearches } from '../../src/limits/usage.js';
 import { TOOL_DEFINITIONS } from '../../src/mcp/tools.js';
 import { startWebFakes, type WebFakes } from '../fakes/index.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, type TestApp, UNTHROTTLED } from '../helpers/app.js';
+import { createUserWithKey } from '../helpers/auth.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { listen } from '../helpers/server.js';
 
@@ -17,8 +18,6 @@ import { listen } from '../helpers/server.js';
  * structured output equal to the REST body, errors as tool results, and the
  * same keys, limits and usage as the REST endpoints.
  */
-
-const LIMITS = { API_THROTTLE_BURST: '100000/min', API_THROTTLE_SUSTAINED: '1000000/day' };
 
 let db: TestDatabase;
 let fakes: WebFakes;
@@ -60,14 +59,12 @@ beforeAll(async () => {
   // Nominatim is keyless: pointed at a closed port, it fails at once (reverse geocoding falls back to the coordinates).
   t = await buildTestApp(db, {
     ...fakes.env,
-    ...LIMITS,
+    ...UNTHROTTLED,
     PROVIDER_TIMEOUT_MS: '700',
     NOMINATIM_BASE_URL: 'http://127.0.0.1:9',
   });
   base = await listen(t.app);
-  const user = await createUser(db.pool, { username: 'agent' });
-  userId = user.id;
-  apiKey = (await issueApiKey(db.pool, user.id)).key;
+  ({ userId, apiKey } = await createUserWithKey(db.pool, 'agent'));
 });
 
 afterEach(() => {
@@ -341,9 +338,7 @@ describe('MCP: rate limits and quota', () => {
   beforeAll(async () => {
     limited = await buildTestApp(db, { ...fakes.env, API_THROTTLE_BURST: '3/min', API_MONTHLY_QUOTA: '1000' });
     limitedBase = await listen(limited.app);
-    const user = await createUser(db.pool, { username: 'limited-agent' });
-    limitedUser = user.id;
-    key = (await issueApiKey(db.pool, user.id)).key;
+    ({ userId: limitedUser, apiKey: key } = await createUserWithKey(db.pool, 'limited-agent'));
   });
   afterAll(async () => {
     await limited?.close();

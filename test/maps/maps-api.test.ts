@@ -1,12 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/auth/api-keys.js';
-import { createUser } from '../../src/auth/users.js';
-import { monthlySearches } from '../../src/limits/usage.js';
 import { type NominatimFake, type NominatimPlace, startNominatimFake } from '../fakes/nominatim.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, type TestApp, UNTHROTTLED, searchesCounted } from '../helpers/app.js';
+import { createUserWithKey } from '../helpers/auth.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
-const LIMITS = { API_THROTTLE_BURST: '100000/min', API_THROTTLE_SUSTAINED: '1000000/day' };
 const TIMEOUT_MS = 500;
 const OSM = 'https://www.openstreetmap.org';
 
@@ -73,10 +70,7 @@ async function get(path: string, app: TestApp = t) {
 const maps = (params: Record<string, string>, app?: TestApp) =>
   get(`/api/v1/maps/?${new URLSearchParams(params)}`, app);
 
-async function usage(app: TestApp = t): Promise<number> {
-  await app.app.lifecycle.flush();
-  return monthlySearches(db.pool, userId);
-}
+const usage = (app: TestApp = t) => searchesCounted(app, db, userId);
 
 async function healthRow() {
   await t.app.health.recorder.flush();
@@ -92,10 +86,8 @@ const reverses = () => fake.requests.filter((r) => r.path === '/reverse');
 beforeAll(async () => {
   db = await createTestDatabase();
   fake = await startNominatimFake();
-  t = await buildTestApp(db, { ...LIMITS, NOMINATIM_BASE_URL: fake.url, PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS) });
-  const user = await createUser(db.pool, { username: 'mapper' });
-  userId = user.id;
-  apiKey = (await issueApiKey(db.pool, user.id)).key;
+  t = await buildTestApp(db, { ...UNTHROTTLED, NOMINATIM_BASE_URL: fake.url, PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS) });
+  ({ userId, apiKey } = await createUserWithKey(db.pool, 'mapper'));
 });
 
 afterEach(() => {
@@ -410,7 +402,11 @@ describe('maps usage and configuration', () => {
   });
 
   it('with Nominatim disabled: geocoding 503 naming it, reverse from the coordinates, no call', async () => {
-    const off = await buildTestApp(db, { ...LIMITS, NOMINATIM_BASE_URL: fake.url, DISABLED_PROVIDERS: 'provider_13' });
+    const off = await buildTestApp(db, {
+      ...UNTHROTTLED,
+      NOMINATIM_BASE_URL: fake.url,
+      DISABLED_PROVIDERS: 'provider_13',
+    });
     try {
       const geo = await maps({ q: 'berlin' }, off);
       expect(geo.status).toBe(503);

@@ -1,11 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/auth/api-keys.js';
-import { createUser } from '../../src/auth/users.js';
-import { monthlySearches } from '../../src/limits/usage.js';
 import { type MediaFakes, startMediaFakes } from '../fakes/index.js';
 import { defaultResults, slugify } from '../fakes/web-results.js';
 import { worldNewsTime } from '../fakes/worldnews.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, type TestApp, UNTHROTTLED, providerStatusRow, searchesCounted } from '../helpers/app.js';
+import { createUserWithKey } from '../helpers/auth.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 /*
@@ -14,7 +12,6 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
  */
 
 const TIMEOUT_MS = 700;
-const LIMITS = { API_THROTTLE_BURST: '100000/min', API_THROTTLE_SUSTAINED: '1000000/day' };
 const ALL = ['provider_01', 'provider_02', 'provider_03', 'provider_04'];
 const DAY_MS = 86_400_000;
 
@@ -43,16 +40,9 @@ const similar = (p: Record<string, string>, app?: TestApp) => get('/images/simil
 const news = (p: Record<string, string>, app?: TestApp) => get('/news/', p, app);
 const videos = (p: Record<string, string>, app?: TestApp) => get('/videos/', p, app);
 
-async function usage(app: TestApp = t): Promise<number> {
-  await app.app.lifecycle.flush();
-  return monthlySearches(db.pool, userId);
-}
+const usage = (app: TestApp = t) => searchesCounted(app, db, userId);
 
-async function healthRow(provider: string) {
-  await t.app.health.recorder.flush();
-  const { rows } = await db.pool.query('SELECT ok, last_error FROM provider_status WHERE provider = $1', [provider]);
-  return rows[0] as { ok: boolean; last_error: string } | undefined;
-}
+const healthRow = (provider: string) => providerStatusRow(t, db, provider);
 
 const query = (req: { query: URLSearchParams } | undefined) => Object.fromEntries(req!.query);
 
@@ -96,10 +86,8 @@ const pixabayResult = (n: number) => ({
 beforeAll(async () => {
   db = await createTestDatabase();
   fakes = await startMediaFakes();
-  t = await buildTestApp(db, { ...fakes.env, ...LIMITS, PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS) });
-  const user = await createUser(db.pool, { username: 'mediasearcher' });
-  userId = user.id;
-  apiKey = (await issueApiKey(db.pool, user.id)).key;
+  t = await buildTestApp(db, { ...fakes.env, ...UNTHROTTLED, PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS) });
+  ({ userId, apiKey } = await createUserWithKey(db.pool, 'mediasearcher'));
 });
 
 afterEach(() => {
@@ -705,16 +693,16 @@ describe('media endpoints on instances that lack providers', () => {
   let braveOnly: TestApp;
   let sepiaOnly: TestApp;
   beforeAll(async () => {
-    bare = await buildTestApp(db, { ...LIMITS, DISABLED_PROVIDERS: 'provider_06' });
+    bare = await buildTestApp(db, { ...UNTHROTTLED, DISABLED_PROVIDERS: 'provider_06' });
     braveOnly = await buildTestApp(db, {
-      ...LIMITS,
+      ...UNTHROTTLED,
       BRAVE_BASE_URL: fakes.brave.baseUrl,
       BRAVE_API_KEY: fakes.brave.key,
       PIXABAY_BASE_URL: fakes.pixabay.baseUrl,
       WORLDNEWS_BASE_URL: fakes.worldnews.baseUrl,
       DISABLED_PROVIDERS: 'provider_06',
     });
-    sepiaOnly = await buildTestApp(db, { ...LIMITS, SEPIA_BASE_URL: fakes.sepia.baseUrl });
+    sepiaOnly = await buildTestApp(db, { ...UNTHROTTLED, SEPIA_BASE_URL: fakes.sepia.baseUrl });
   });
   afterAll(async () => {
     await bare?.close();

@@ -9,7 +9,7 @@ import { createPool } from '../../src/db/pool.js';
 import { type BraveFake, startBraveFake } from '../fakes/brave.js';
 import { type PixabayFake, startPixabayFake } from '../fakes/pixabay.js';
 import { type StaanFake, startStaanFake } from '../fakes/staan.js';
-import { testConfig } from '../helpers/app.js';
+import { testConfig, UNTHROTTLED } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 /*
@@ -19,8 +19,6 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
  * as the provider failing nor counted toward its suspension. Real app, real
  * fakes answering as the upstreams do (gzip included), real Postgres.
  */
-
-const LIMITS = { API_THROTTLE_BURST: '100000/min', API_THROTTLE_SUSTAINED: '1000000/day' };
 
 let db: TestDatabase;
 let brave: BraveFake;
@@ -60,7 +58,7 @@ beforeAll(async () => {
   pool = createPool(db.url, { max: 5 });
   app = await buildApp(
     testConfig(db, {
-      ...LIMITS,
+      ...UNTHROTTLED,
       LOG_LEVEL: 'warn',
       BRAVE_BASE_URL: brave.baseUrl,
       BRAVE_API_KEY: brave.key,

@@ -3,7 +3,7 @@ import { issueApiKey } from '../../src/auth/api-keys.js';
 import { createUser } from '../../src/auth/users.js';
 import { startWebFakes, type WebFakes } from '../fakes/index.js';
 import { type LibreTranslateFake, startLibreTranslateFake } from '../fakes/libretranslate.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, type TestApp, UNTHROTTLED } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 /*
@@ -12,8 +12,6 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
  * searches and listed as `unavailable`, without being called; a success or
  * the interval's end brings it back; probes still run.
  */
-
-const LIMITS = { API_THROTTLE_BURST: '100000/min', API_THROTTLE_SUSTAINED: '1000000/day' };
 
 let db: TestDatabase;
 let fakes: WebFakes;
@@ -41,7 +39,7 @@ beforeAll(async () => {
   [fakes, libre] = await Promise.all([startWebFakes(), startLibreTranslateFake()]);
   t = await buildTestApp(db, {
     ...fakes.env,
-    ...LIMITS,
+    ...UNTHROTTLED,
     LIBRETRANSLATE_URL: libre.url,
     PROVIDER_TIMEOUT_MS: '1000',
     PROVIDER_SUSPEND_AFTER_FAILURES: '3',

@@ -6,11 +6,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/auth/api-keys.js';
-import { createUser } from '../../src/auth/users.js';
 import { monthlySearches } from '../../src/limits/usage.js';
 import { type AllFakes, startAllFakes } from '../fakes/all.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { createUserWithKey } from '../helpers/auth.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { listen } from '../helpers/server.js';
 
@@ -49,9 +48,7 @@ describe.runIf(installed)('real SearXNG clients against Sift', () => {
     fakes = await startAllFakes();
     t = await buildTestApp(db, { ...fakes.env, API_THROTTLE_BURST: '10000/min', API_THROTTLE_SUSTAINED: '100000/day' });
     base = await listen(t.app);
-    const user = await createUser(db.pool, { username: 'clients' });
-    userId = user.id;
-    key = (await issueApiKey(db.pool, user.id)).key;
+    ({ userId, apiKey: key } = await createUserWithKey(db.pool, 'clients'));
   });
 
   afterAll(async () => {

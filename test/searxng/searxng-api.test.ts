@@ -1,9 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/auth/api-keys.js';
-import { createUser } from '../../src/auth/users.js';
-import { monthlySearches } from '../../src/limits/usage.js';
 import { type AllFakes, startAllFakes } from '../fakes/all.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, type TestApp, UNTHROTTLED, searchesCounted } from '../helpers/app.js';
+import { createUserWithKey } from '../helpers/auth.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 /*
@@ -14,8 +12,6 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
  */
 
 type Json = Record<string, unknown>;
-
-const LIMITS = { API_THROTTLE_BURST: '100000/min', API_THROTTLE_SUSTAINED: '1000000/day' };
 
 let db: TestDatabase;
 let fakes: AllFakes;
@@ -37,18 +33,13 @@ async function search(params: Record<string, string>, init: { method?: 'GET' | '
 
 const results = (body: Json) => body.results as Json[];
 
-async function usage(): Promise<number> {
-  await t.app.lifecycle.flush();
-  return monthlySearches(db.pool, userId);
-}
+const usage = () => searchesCounted(t, db, userId);
 
 beforeAll(async () => {
   db = await createTestDatabase();
   fakes = await startAllFakes();
-  t = await buildTestApp(db, { ...fakes.env, ...LIMITS, PROVIDER_SUSPEND_AFTER_FAILURES: '0' });
-  const user = await createUser(db.pool, { username: 'searxer' });
-  userId = user.id;
-  key = (await issueApiKey(db.pool, user.id)).key;
+  t = await buildTestApp(db, { ...fakes.env, ...UNTHROTTLED, PROVIDER_SUSPEND_AFTER_FAILURES: '0' });
+  ({ userId, apiKey: key } = await createUserWithKey(db.pool, 'searxer'));
 });
 
 afterEach(() => {

@@ -4,6 +4,7 @@ import { createUser } from '../../src/auth/users.js';
 import { redactUrl } from '../../src/runtime/logging.js';
 import { monthlySearches } from '../../src/limits/usage.js';
 import { type AllFakes, startAllFakes } from '../fakes/all.js';
+import { createUserWithKey } from '../helpers/auth.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { captureLogs, type LogCapture, type RunningApp, startApp } from '../security/support.js';
 
@@ -42,9 +43,7 @@ beforeAll(async () => {
     { ...fakes.env, METRICS_ENABLED: 'true', API_THROTTLE_BURST: '1000/min', API_THROTTLE_SUSTAINED: '100000/day' },
     logs.logger,
   );
-  const user = await createUser(db.pool, { username: 'webui' });
-  userId = user.id;
-  key = (await issueApiKey(db.pool, user.id)).key;
+  ({ userId, apiKey: key } = await createUserWithKey(db.pool, 'webui'));
 });
 
 afterAll(async () => {

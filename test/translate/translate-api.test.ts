@@ -1,12 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/auth/api-keys.js';
-import { createUser } from '../../src/auth/users.js';
 import { monthlySearches } from '../../src/limits/usage.js';
 import { LANGUAGES, type LibreTranslateFake, startLibreTranslateFake } from '../fakes/libretranslate.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, type TestApp, UNTHROTTLED, providerStatusRow } from '../helpers/app.js';
+import { createUserWithKey } from '../helpers/auth.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
-const LIMITS = { API_THROTTLE_BURST: '100000/min', API_THROTTLE_SUSTAINED: '1000000/day' };
 const KEY = 'lt-secret-key-123456';
 const UNAVAILABLE = { detail: 'Translation is unavailable or not configured on this deployment.' };
 const REQUIRED_TEXT = { q: 'This parameter is required (the text to translate).' };
@@ -74,11 +72,7 @@ async function usage(app: TestApp = t): Promise<number> {
   return monthlySearches(db.pool, userId);
 }
 
-async function healthRow() {
-  await t.app.health.recorder.flush();
-  const { rows } = await db.pool.query('SELECT ok, last_error FROM provider_status WHERE provider = $1', ['translate']);
-  return rows[0] as { ok: boolean; last_error: string } | undefined;
-}
+const healthRow = () => providerStatusRow(t, db, 'translate');
 
 const translations = () => fake.requests.filter((r) => r.path === '/translate');
 
@@ -87,14 +81,12 @@ beforeAll(async () => {
   fake = await startLibreTranslateFake();
   fake.requiredKey = KEY;
   t = await buildTestApp(db, {
-    ...LIMITS,
+    ...UNTHROTTLED,
     LIBRETRANSLATE_URL: fake.url,
     LIBRETRANSLATE_API_KEY: KEY,
     PROVIDER_TIMEOUT_MS: '500',
   });
-  const user = await createUser(db.pool, { username: 'translator' });
-  userId = user.id;
-  apiKey = (await issueApiKey(db.pool, user.id)).key;
+  ({ userId, apiKey } = await createUserWithKey(db.pool, 'translator'));
 });
 
 afterEach(() => {
@@ -353,7 +345,7 @@ describe('translation unavailable', () => {
   it('answers 503 and counts one search when no backend is configured or it is disabled', async () => {
     const envs: Record<string, string>[] = [{}, { LIBRETRANSLATE_URL: fake.url, DISABLED_PROVIDERS: 'translate' }];
     for (const env of envs) {
-      const app = await buildTestApp(db, { ...LIMITS, ...env });
+      const app = await buildTestApp(db, { ...UNTHROTTLED, ...env });
       try {
         const before = await usage(app);
         expect(await getTranslate({ q: 'hello world', target: 'de' }, app)).toMatchObject({
@@ -377,7 +369,7 @@ describe('translation unavailable', () => {
 
   it('sends no api_key when LIBRETRANSLATE_API_KEY is unset', async () => {
     fake.requiredKey = '';
-    const app = await buildTestApp(db, { ...LIMITS, LIBRETRANSLATE_URL: fake.url });
+    const app = await buildTestApp(db, { ...UNTHROTTLED, LIBRETRANSLATE_URL: fake.url });
     try {
       expect((await getTranslate({ q: 'hello world', target: 'de' }, app)).status).toBe(200);
       expect(JSON.parse(translations()[0]!.body)).toEqual({

@@ -1,12 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/auth/api-keys.js';
-import { createUser } from '../../src/auth/users.js';
 import { monthlySearches } from '../../src/limits/usage.js';
 import { startWebFakes, type WebFakes } from '../fakes/index.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, type TestApp, UNTHROTTLED } from '../helpers/app.js';
+import { createUserWithKey } from '../helpers/auth.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-
-const LIMITS = { API_THROTTLE_BURST: '100000/min', API_THROTTLE_SUSTAINED: '1000000/day' };
 
 let db: TestDatabase;
 let fakes: WebFakes;
@@ -26,12 +23,10 @@ async function suggest(q: string | null, app: TestApp = t) {
 beforeAll(async () => {
   db = await createTestDatabase();
   fakes = await startWebFakes();
-  t = await buildTestApp(db, { ...fakes.env, ...LIMITS, PROVIDER_TIMEOUT_MS: '500' });
+  t = await buildTestApp(db, { ...fakes.env, ...UNTHROTTLED, PROVIDER_TIMEOUT_MS: '500' });
   const { BRAVE_SUGGEST_API_KEY: _omit, ...withoutSuggestKey } = fakes.env;
-  noKey = await buildTestApp(db, { ...withoutSuggestKey, ...LIMITS });
-  const user = await createUser(db.pool, { username: 'suggester' });
-  userId = user.id;
-  apiKey = (await issueApiKey(db.pool, user.id)).key;
+  noKey = await buildTestApp(db, { ...withoutSuggestKey, ...UNTHROTTLED });
+  ({ userId, apiKey } = await createUserWithKey(db.pool, 'suggester'));
 });
 
 afterEach(() => {
@@ -72,8 +67,8 @@ describe('GET /api/v1/suggest/', () => {
 
   it('works with only the suggest key (BRAVE_API_KEY unset), but not when provider_01 is disabled', async () => {
     const { BRAVE_API_KEY: _omit, ...suggestOnly } = fakes.env;
-    const onlySuggest = await buildTestApp(db, { ...suggestOnly, ...LIMITS });
-    const disabled = await buildTestApp(db, { ...fakes.env, ...LIMITS, DISABLED_PROVIDERS: 'provider_01' });
+    const onlySuggest = await buildTestApp(db, { ...suggestOnly, ...UNTHROTTLED });
+    const disabled = await buildTestApp(db, { ...fakes.env, ...UNTHROTTLED, DISABLED_PROVIDERS: 'provider_01' });
     try {
       const q = uniq('suggest only');
       fakes.brave.setSuggestions(q, ['suggest only works']);

@@ -1,13 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/auth/api-keys.js';
-import { createUser } from '../../src/auth/users.js';
 import { monthlySearches } from '../../src/limits/usage.js';
 import { startWebFakes, type WebFakes } from '../fakes/index.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, type TestApp, UNTHROTTLED, providerStatusRow, searchesCounted } from '../helpers/app.js';
+import { createUserWithKey } from '../helpers/auth.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 const TIMEOUT_MS = 700;
-const LIMITS = { API_THROTTLE_BURST: '100000/min', API_THROTTLE_SUSTAINED: '1000000/day' };
 
 let db: TestDatabase;
 let fakes: WebFakes;
@@ -28,24 +26,15 @@ async function get(path: string, app: TestApp = t, key = apiKey) {
 }
 const web = (params: Record<string, string>, app?: TestApp) => get(`/api/v1/web/?${new URLSearchParams(params)}`, app);
 
-async function usage(app: TestApp = t): Promise<number> {
-  await app.app.lifecycle.flush();
-  return monthlySearches(db.pool, userId);
-}
+const usage = (app: TestApp = t) => searchesCounted(app, db, userId);
 
-async function healthRow(provider: string) {
-  await t.app.health.recorder.flush();
-  const { rows } = await db.pool.query('SELECT ok, last_error FROM provider_status WHERE provider = $1', [provider]);
-  return rows[0] as { ok: boolean; last_error: string } | undefined;
-}
+const healthRow = (provider: string) => providerStatusRow(t, db, provider);
 
 beforeAll(async () => {
   db = await createTestDatabase();
   fakes = await startWebFakes();
-  t = await buildTestApp(db, { ...fakes.env, ...LIMITS, PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS) });
-  const user = await createUser(db.pool, { username: 'websearcher' });
-  userId = user.id;
-  apiKey = (await issueApiKey(db.pool, user.id)).key;
+  t = await buildTestApp(db, { ...fakes.env, ...UNTHROTTLED, PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS) });
+  ({ userId, apiKey } = await createUserWithKey(db.pool, 'websearcher'));
 });
 
 afterEach(() => {
@@ -570,7 +559,7 @@ describe('GET /api/v1/web/ with engines not configured', () => {
   let partial: TestApp;
   beforeAll(async () => {
     partial = await buildTestApp(db, {
-      ...LIMITS,
+      ...UNTHROTTLED,
       BRAVE_BASE_URL: fakes.brave.baseUrl,
       BRAVE_API_KEY: fakes.brave.key,
       MOJEEK_BASE_URL: fakes.mojeek.baseUrl,
@@ -609,9 +598,9 @@ describe('GET /api/v1/web/ on an instance that lacks engines', () => {
   let fresh: TestApp;
   let staanOnly: TestApp;
   beforeAll(async () => {
-    fresh = await buildTestApp(db, { ...LIMITS });
+    fresh = await buildTestApp(db, { ...UNTHROTTLED });
     staanOnly = await buildTestApp(db, {
-      ...LIMITS,
+      ...UNTHROTTLED,
       STAAN_BASE_URL: fakes.staan.baseUrl,
       STAAN_API_KEY: fakes.staan.key,
       MOJEEK_API_KEY: 'set-but-disabled',
