@@ -28,6 +28,15 @@ async function get(path: string, app: TestApp = t, method: 'GET' | 'HEAD' = 'GET
   const res = await app.app.inject({ method, url: path, headers: { authorization: `Api-Key ${apiKey}` } });
   return { status: res.statusCode, body: (method === 'HEAD' ? {} : res.json()) as Body };
 }
+/** The slugs of the four web engines and Wikipedia, in the order `unresponsive` lists them. */
+const WEB_ENGINES_AND_WIKIPEDIA = ['provider_01', 'provider_02', 'provider_03', 'provider_04', 'provider_08'];
+
+/** Wikipedia answering 500 and every web engine dropping the connection, until the next test. */
+function failWikipediaAndWebEngines() {
+  fakes.wikipedia.setMode({ kind: 'status', status: 500, body: { error: 'boom' } });
+  for (const engine of [web.brave, web.mojeek, web.marginalia, web.staan]) engine.setMode({ kind: 'reset' });
+}
+
 const cards = (params: Record<string, string>, app?: TestApp) =>
   get(`/api/v1/cards/?${new URLSearchParams(params)}`, app);
 
@@ -470,7 +479,7 @@ describe('timeouts and failures', () => {
     expect(res.body.detail).toBe('All search providers failed.');
     const unresponsive = res.body.unresponsive as { engine: string; reason: string }[];
     expect(unresponsive.slice(0, 5)).toEqual(
-      ['provider_01', 'provider_02', 'provider_03', 'provider_04', 'provider_08'].map((engine) => ({
+      WEB_ENGINES_AND_WIKIPEDIA.map((engine) => ({
         engine,
         reason: 'unavailable',
       })),
@@ -479,19 +488,12 @@ describe('timeouts and failures', () => {
   });
 
   it('answers 200 when one provider answered, even with no card (TheTVDB found nothing)', async () => {
-    fakes.wikipedia.setMode({ kind: 'status', status: 500, body: { error: 'boom' } });
-    for (const engine of [web.brave, web.mojeek, web.marginalia, web.staan]) engine.setMode({ kind: 'reset' });
+    failWikipediaAndWebEngines();
     const res = await cards({ q: 'jupiter nothing found' });
     expect(res.status).toBe(200);
     expect(res.body.thetvdb).toBeNull();
     expect(fakes.thetvdb.requests.length).toBeGreaterThan(0);
-    expect((res.body.unresponsive as { engine: string }[]).map((u) => u.engine)).toEqual([
-      'provider_01',
-      'provider_02',
-      'provider_03',
-      'provider_04',
-      'provider_08',
-    ]);
+    expect((res.body.unresponsive as { engine: string }[]).map((u) => u.engine)).toEqual(WEB_ENGINES_AND_WIKIPEDIA);
   });
 
   it('answers 200 with the map when every other provider failed but the map was found', async () => {
@@ -501,18 +503,11 @@ describe('timeouts and failures', () => {
       { ...known[0]!, name: '12 Main Street', display_name: '12 Main Street, Springfield' },
     ];
     try {
-      fakes.wikipedia.setMode({ kind: 'status', status: 500, body: { error: 'boom' } });
-      for (const engine of [web.brave, web.mojeek, web.marginalia, web.staan]) engine.setMode({ kind: 'reset' });
+      failWikipediaAndWebEngines();
       const res = await cards({ q: '12 Main Street' });
       expect(res.status).toBe(200);
       expect(res.body.map).toMatchObject({ type: 'map', place: { name: '12 Main Street' } });
-      expect((res.body.unresponsive as { engine: string }[]).map((u) => u.engine)).toEqual([
-        'provider_01',
-        'provider_02',
-        'provider_03',
-        'provider_04',
-        'provider_08',
-      ]);
+      expect((res.body.unresponsive as { engine: string }[]).map((u) => u.engine)).toEqual(WEB_ENGINES_AND_WIKIPEDIA);
     } finally {
       fakes.nominatim.places = known;
     }
