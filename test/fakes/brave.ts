@@ -261,6 +261,15 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
     return { count, offset };
   }
 
+  /** q, count (1..max) and offset of a web, news or videos request that passed the checks, or Brave's error. */
+  function pagedSearch(req: FakeRequest, max: number): { q: string; count: number; offset: number } | FakeReply {
+    const error = check(req, key);
+    if (error) return error;
+    const paged = paging(req, max);
+    if ('body' in paged) return paged;
+    return { q: req.query.get('q')!, ...paged };
+  }
+
   function check(req: FakeRequest, expected: string): FakeReply | null {
     if (forced) return failureReply(forced);
     const token = req.headers['x-subscription-token'];
@@ -301,12 +310,9 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
   }
 
   const web = (req: FakeRequest): FakeReply => {
-    const error = check(req, key);
-    if (error) return error;
-    const q = req.query.get('q')!;
-    const paged = paging(req, 20);
-    if ('body' in paged) return paged;
-    const { count, offset } = paged;
+    const asked = pagedSearch(req, 20);
+    if ('body' in asked) return asked;
+    const { q, count, offset } = asked;
     const searched = altered.get(q) ?? q;
     const results = book.slice(searched === q ? q : searched, offset * count, count).map(webResult);
     return {
@@ -364,12 +370,9 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
   };
 
   const news = (req: FakeRequest): FakeReply => {
-    const error = check(req, key);
-    if (error) return error;
-    const q = req.query.get('q')!;
-    const paged = paging(req, 50);
-    if ('body' in paged) return paged;
-    const { count, offset } = paged;
+    const asked = pagedSearch(req, 50);
+    if ('body' in asked) return asked;
+    const { q, count, offset } = asked;
     const raw = pinnedMedia('news', q);
     if (raw)
       return { body: { type: 'news', query: queryBlock(q), results: raw.slice(offset * count, (offset + 1) * count) } };
@@ -395,12 +398,9 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
   };
 
   const videos = (req: FakeRequest): FakeReply => {
-    const error = check(req, key);
-    if (error) return error;
-    const q = req.query.get('q')!;
-    const paged = paging(req, 50);
-    if ('body' in paged) return paged;
-    const { count, offset } = paged;
+    const asked = pagedSearch(req, 50);
+    if ('body' in asked) return asked;
+    const { q, count, offset } = asked;
     const raw = pinnedMedia('videos', q);
     if (raw) {
       const results = raw.slice(offset * count, (offset + 1) * count);
