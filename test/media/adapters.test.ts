@@ -7,6 +7,7 @@ import { braveVideosCall, parseBraveVideos } from '../../src/providers/brave/vid
 import { parsePixabay, pixabayImagesCall } from '../../src/providers/pixabay/images.js';
 import { formatDuration, formatPublished, parseSepia, sepiaVideosCall } from '../../src/providers/sepia/videos.js';
 import { bareHostname, parseWorldNews, relativeAge, worldNewsCall } from '../../src/providers/worldnews/news.js';
+import { normalizedQuery, params } from '../helpers/provider-calls.js';
 
 /*
  * The media adapters on the example payloads of upstreams.md (field names
@@ -18,15 +19,7 @@ const config = parseConfig({
   PIXABAY_API_KEY: 'pixabay-key',
   WORLDNEWS_API_KEY: 'worldnews-key',
 });
-const query = (over: Partial<MediaQuery> = {}): MediaQuery => ({
-  q: 'northern lights',
-  page: 1,
-  safe: true,
-  lang: '',
-  date: '',
-  ...over,
-});
-const params = (url: string) => Object.fromEntries(new URL(url).searchParams);
+const query = (over: Partial<MediaQuery> = {}) => normalizedQuery('northern lights', over);
 const NOW = Date.parse('2025-11-21T12:00:00Z');
 
 const BRAVE_IMAGES = {

@@ -20,6 +20,7 @@ import {
   staanRefusal,
 } from '../../src/providers/staan/web.js';
 import type { WebQuery } from '../../src/contracts/search.js';
+import { normalizedQuery, params } from '../helpers/provider-calls.js';
 
 const config = parseConfig({
   BRAVE_API_KEY: 'bk',
@@ -29,15 +30,7 @@ const config = parseConfig({
   STAAN_API_KEY: 'st',
   STAAN_BASE_URL: 'https://staan.test/v2/',
 });
-const query = (over: Partial<WebQuery> = {}): WebQuery => ({
-  q: 'a b&c',
-  page: 1,
-  safe: true,
-  lang: '',
-  date: '',
-  ...over,
-});
-const params = (url: string) => Object.fromEntries(new URL(url).searchParams);
+const query = (over: Partial<WebQuery> = {}) => normalizedQuery('a b&c', over);
 
 const EMPTY = { title: '', url: '', description: '', display_url: '', favicon_url: '', age: '', sitelinks: [] };
 
