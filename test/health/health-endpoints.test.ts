@@ -7,6 +7,7 @@ import { createPool } from '../../src/db/pool.js';
 import type { ProviderSlug } from '../../src/providers/types.js';
 import { type TestApp, buildTestApp, testConfig } from '../helpers/app.js';
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js';
+import { ALL_PROVIDER_SLUGS } from '../helpers/providers.js';
 import { listen } from '../helpers/server.js';
 
 /*
@@ -251,24 +252,6 @@ describe('every provider slug of spec 4.3', () => {
     TRIPADVISOR_API_KEY: 'k',
     LIBRETRANSLATE_URL: 'http://127.0.0.1:9',
   };
-  const SLUGS = [
-    'provider_01',
-    'provider_02',
-    'provider_03',
-    'provider_04',
-    'provider_05',
-    'provider_06',
-    'provider_07',
-    'provider_08',
-    'provider_09',
-    'provider_10',
-    'provider_11',
-    'provider_12',
-    'weather',
-    'currency',
-    'provider_13',
-    'translate',
-  ];
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -280,7 +263,7 @@ describe('every provider slug of spec 4.3', () => {
   });
 
   it('answers each slug with 200 unknown, then 500 down, then 200 up', async () => {
-    for (const slug of SLUGS) {
+    for (const slug of ALL_PROVIDER_SLUGS) {
       const url = `/status/health/${slug}`;
       const first = await t.app.inject({ url });
       expect(first.statusCode, slug).toBe(200);

@@ -7,6 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { createPool } from '../../src/db/pool.js';
 import { testConfig } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { ALL_PROVIDER_SLUGS } from '../helpers/providers.js';
 
 /* A fresh instance says what it lacks: one start-up line per group, and `sift providers`. */
 
@@ -62,24 +63,7 @@ describe('sift providers', () => {
     const { code, out } = await cli(['providers', '--json'], { BRAVE_API_KEY: 'k' });
     expect(code).toBe(0);
     const rows = JSON.parse(out) as Record<string, unknown>[];
-    expect(rows.map((r) => r.slug)).toEqual([
-      'provider_01',
-      'provider_02',
-      'provider_03',
-      'provider_04',
-      'provider_05',
-      'provider_06',
-      'provider_07',
-      'provider_08',
-      'provider_09',
-      'provider_10',
-      'provider_11',
-      'provider_12',
-      'weather',
-      'currency',
-      'provider_13',
-      'translate',
-    ]);
+    expect(rows.map((r) => r.slug)).toEqual(ALL_PROVIDER_SLUGS);
     expect(rows[0]).toEqual({
       slug: 'provider_01',
       name: 'Brave Search',
