@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type NominatimFake, type NominatimPlace, startNominatimFake } from '../fakes/nominatim.js';
+import { type NominatimFake, type NominatimPlace, PLACES, startNominatimFake } from '../fakes/nominatim.js';
 import { buildTestApp, type TestApp, UNTHROTTLED, searchesCounted } from '../helpers/app.js';
 import { createUserWithKey } from '../helpers/auth.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -7,15 +7,9 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 const TIMEOUT_MS = 500;
 const OSM = 'https://www.openstreetmap.org';
 
+/** The fake's Berlin, with its real bounding box. */
 const BERLIN: NominatimPlace = {
-  name: 'Berlin',
-  display_name: 'Berlin, Deutschland',
-  lat: '52.5108850',
-  lon: '13.3989367',
-  category: 'boundary',
-  type: 'administrative',
-  addresstype: 'city',
-  importance: 0.85,
+  ...PLACES.find((p) => p.name === 'Berlin')!,
   boundingbox: ['52.3382448', '52.6755087', '13.0883450', '13.7611609'],
 };
 const EIFFEL: NominatimPlace = {
