@@ -1,3 +1,5 @@
+import { cookieHeader, rememberSetCookies } from '../helpers/cookies.js';
+
 /** A minimal browser-like HTTP client for tests: keeps cookies, never follows redirects. */
 export class WebClient {
   readonly cookies = new Map<string, string>();
@@ -11,7 +13,7 @@ export class WebClient {
     init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {},
   ) {
     const headers: Record<string, string> = { ...this.headers, ...init.headers };
-    if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    if (this.cookies.size) headers.cookie = cookieHeader(this.cookies);
     let body: string | undefined;
     if (init.form) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
@@ -23,14 +25,7 @@ export class WebClient {
       body,
       redirect: 'manual',
     });
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const eq = pair!.indexOf('=');
-      const name = pair!.slice(0, eq).trim();
-      const value = pair!.slice(eq + 1).trim();
-      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
+    rememberSetCookies(this.cookies, res.headers.getSetCookie());
     return { status: res.status, headers: res.headers, text: await res.text() };
   }
 

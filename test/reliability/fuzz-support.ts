@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import fc from 'fast-check';
 import pino from 'pino';
+import { cookieHeader, rememberSetCookies } from '../helpers/cookies.js';
 
 /*
  * Support for the fuzz tests (fuzz.test.ts): the routes of the running app,
@@ -74,18 +75,11 @@ export class InjectSession {
   async request(options: InjectOptions): Promise<LightMyRequestResponse> {
     const headers = { ...(options.headers ?? {}) } as Record<string, string | string[]>;
     if (this.cookies.size > 0 && headers.cookie === undefined) {
-      headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+      headers.cookie = cookieHeader(this.cookies);
     }
     const res = await this.app.inject({ ...options, headers });
     const set = res.headers['set-cookie'];
-    for (const line of Array.isArray(set) ? set : set ? [set] : []) {
-      const [pair] = line.split(';');
-      const eq = pair!.indexOf('=');
-      const name = pair!.slice(0, eq).trim();
-      const value = pair!.slice(eq + 1).trim();
-      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
+    rememberSetCookies(this.cookies, Array.isArray(set) ? set : set ? [set] : []);
     return res;
   }
 
