@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { type AddressInfo, createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
@@ -14,4 +15,32 @@ export async function freePort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((r) => server.close(() => r()));
   return port;
+}
+
+/** A server process (src/server.ts through tsx) and what it has written so far. */
+export interface ServerProcess {
+  child: ChildProcess;
+  /** Everything it wrote to stdout and stderr. */
+  output: () => string;
+  /** Its JSON log lines, parsed. */
+  lines: () => Record<string, unknown>[];
+  exited: Promise<number | null>;
+}
+
+/** Starts src/server.ts through tsx with `env` (whole: pass process.env in it), not waiting for it. */
+export function spawnServerProcess(env: NodeJS.ProcessEnv): ServerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (c) => (output += c));
+  child.stderr!.on('data', (c) => (output += c));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const lines = () =>
+    output
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { child, output: () => output, lines, exited };
 }

@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +6,7 @@ import { createUser } from '../../src/auth/users.js';
 import { WebClient } from '../auth/web-client.js';
 import { startWebFakes, type WebFakes } from '../fakes/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { freePort } from '../helpers/server.js';
+import { freePort, type ServerProcess, spawnServerProcess } from '../helpers/server.js';
 
 /*
  * Provider state across processes, with real servers (src/server.ts through
@@ -26,11 +25,8 @@ const PASSWORD = 'provider state password';
 /** What the failing upstream answers: markup a chat receiver would act on. */
 const HOSTILE_ERROR = { error: '<!channel> see <https://evil.example/|the fix>' };
 
-interface Server {
-  child: ChildProcess;
+interface Server extends ServerProcess {
   base: string;
-  lines: () => Record<string, unknown>[];
-  exited: Promise<number | null>;
 }
 
 interface Hook {
@@ -60,8 +56,8 @@ async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms 
 
 async function startServer(env: Record<string, string>): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: {
+  const server: Server = {
+    ...spawnServerProcess({
       ...process.env,
       ...fakes.env,
       PORT: String(port),
@@ -74,22 +70,12 @@ async function startServer(env: Record<string, string>): Promise<Server> {
       PROVIDER_SUSPEND_AFTER_FAILURES: '0',
       API_THROTTLE_BURST: '100000/min',
       ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (c) => (output += c));
-  child.stderr!.on('data', (c) => (output += c));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  const lines = () =>
-    output
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  const server = { child, base: `http://127.0.0.1:${port}`, lines, exited };
+    }),
+    base: `http://127.0.0.1:${port}`,
+  };
   servers.push(server);
-  await waitFor('ready', () => lines().some((l) => l.msg === 'ready') || child.exitCode !== null, 60_000);
-  expect(child.exitCode, output).toBeNull();
+  await waitFor('ready', () => server.lines().some((l) => l.msg === 'ready') || server.child.exitCode !== null, 60_000);
+  expect(server.child.exitCode, server.output()).toBeNull();
   return server;
 }
 

@@ -1,7 +1,7 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import { issueApiKey } from '../../src/auth/api-keys.js';
 import { createUser } from '../../src/auth/users.js';
 import { startWebFakes, type WebFakes } from '../fakes/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { freePort } from '../helpers/server.js';
+import { freePort, type ServerProcess, spawnServerProcess } from '../helpers/server.js';
 
 /*
  * WORKERS=2: real server processes (src/server.ts through tsx) sharing one
@@ -19,12 +19,8 @@ import { freePort } from '../helpers/server.js';
  * database and stops it last; a worker that cannot start stops the server.
  */
 
-interface Server {
-  child: ChildProcess;
+interface Server extends ServerProcess {
   port: number;
-  output: () => string;
-  lines: () => Record<string, unknown>[];
-  exited: Promise<number | null>;
 }
 
 let db: TestDatabase;
@@ -41,20 +37,15 @@ async function waitFor(what: string, cond: () => boolean, ms = 30_000): Promise<
 
 async function startServer(env: Record<string, string>, port?: number): Promise<Server> {
   const p = port ?? (await freePort());
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, PORT: String(p), HOST: '127.0.0.1', LOG_LEVEL: 'info', WORKERS: '2', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const server = spawnServerProcess({
+    ...process.env,
+    PORT: String(p),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    WORKERS: '2',
+    ...env,
   });
-  let output = '';
-  child.stdout!.on('data', (c) => (output += c));
-  child.stderr!.on('data', (c) => (output += c));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  const lines = () =>
-    output
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { child, port: p, output: () => output, lines, exited };
+  return { ...server, port: p };
 }
 
 const readyLine = (s: Server) => s.lines().some((l) => l.msg === 'ready');
