@@ -9,6 +9,7 @@ import { HANDLERS } from '../../src/search/instant/registry.js';
 import type { RatesStore, RateTable } from '../../src/search/instant/rates-store.js';
 import type { InstantContext, InstantDeps, InstantHandler } from '../../src/search/instant/types.js';
 import { testConfig } from '../helpers/app.js';
+import { HUNDRED_USD_TO_EUR } from './currency-answers.js';
 
 /*
  * The instant-answer handlers called directly (no HTTP): a table of queries
@@ -397,17 +398,7 @@ const CASES: Case[] = [
   [
     '100 usd to eur',
     {
-      type: 'currency',
-      amount: '100',
-      amount_raw: 100,
-      from_code: 'USD',
-      to_code: 'EUR',
-      from_name: 'US Dollar',
-      from_symbol: '$',
-      from_flag: '🇺🇸',
-      to_name: 'Euro',
-      to_symbol: '€',
-      to_flag: '🇪🇺',
+      ...HUNDRED_USD_TO_EUR,
       result: '90.00',
       result_raw: 90,
       unit_rate: 0.9,

@@ -5,6 +5,7 @@ import { startOpenMeteoFake } from '../fakes/openmeteo.js';
 import { buildTestApp, type TestApp, UNTHROTTLED, searchesCounted } from '../helpers/app.js';
 import { createUserWithKey } from '../helpers/auth.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { HUNDRED_USD_TO_EUR } from './currency-answers.js';
 
 /*
  * GET /api/v1/instant/ through the real app, on a real database, with the
@@ -360,18 +361,8 @@ describe('GET /api/v1/instant/: currency from Frankfurter, stored in Postgres', 
     const res = await instant('100 usd to eur');
     const perUsd = usdTo('EUR');
     expect(res.body.answer).toMatchObject({
-      type: 'currency',
+      ...HUNDRED_USD_TO_EUR,
       query: '100 usd to eur',
-      amount: '100',
-      amount_raw: 100,
-      from_code: 'USD',
-      to_code: 'EUR',
-      from_name: 'US Dollar',
-      from_symbol: '$',
-      from_flag: '🇺🇸',
-      to_name: 'Euro',
-      to_symbol: '€',
-      to_flag: '🇪🇺',
       result: (100 * perUsd).toFixed(2),
       result_raw: Math.round(100 * perUsd * 100) / 100,
       unit_rate: perUsd,
