@@ -5,6 +5,7 @@ import { WebClient } from '../auth/web-client.js';
 import { type TestApp, buildTestApp } from '../helpers/app.js';
 import { artifactPath, launchBrowser } from '../helpers/browser.js';
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js';
+import { seedProviderHistory } from '../helpers/provider-history.js';
 import { listen } from '../helpers/server.js';
 
 /*
@@ -32,16 +33,9 @@ describe('/status page', () => {
     t = await buildTestApp(db, ENV);
     base = await listen(t.app);
     await createUser(db.pool, { username: 'operator', password: PASSWORD });
-    // History: provider_02 failed 3 of 20 calls two hours ago; provider_01 all fine today.
-    const hour = (hoursAgo: number) => new Date(Math.floor(Date.now() / 3_600_000 - hoursAgo) * 3_600_000);
-    await db.pool.query(
-      `INSERT INTO provider_history (provider, hour, successes, failures, latency_sum_ms, latency_max_ms)
-       VALUES ('provider_02', $1, 17, 3, 2000, 900), ('provider_01', $2, 50, 0, 5000, 300),
-              ('provider_02', $3, 0, 4, 400, 100)`,
-      [hour(2), hour(1), hour(24 * 5)],
-    );
+    const { failedHours } = await seedProviderHistory(db.pool);
     const day = (d: Date) => d.toISOString().slice(0, 10);
-    failingDays = new Set([day(hour(2)), day(hour(24 * 5)), day(new Date())]).size;
+    failingDays = new Set([...failedHours.map(day), day(new Date())]).size;
     await observe(t, 'provider_01', true);
     await observe(t, 'provider_02', false, 'HTTP 503: Mojeek is having a moment');
   });

@@ -6,6 +6,7 @@ import { createUser } from '../../src/auth/users.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { artifactPath, launchBrowser } from '../helpers/browser.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { seedProviderHistory } from '../helpers/provider-history.js';
 import { listen } from '../helpers/server.js';
 
 /*
@@ -48,13 +49,7 @@ describe('pages in a real browser', () => {
     const revoked = await issueApiKey(db.pool, user.id, 'old phone');
     await revokeApiKey(db.pool, revoked.id, user.id);
     // A status page with something to show: history bars of every level, a provider failing now.
-    const hour = (hoursAgo: number) => new Date(Math.floor(Date.now() / 3_600_000 - hoursAgo) * 3_600_000);
-    await db.pool.query(
-      `INSERT INTO provider_history (provider, hour, successes, failures, latency_sum_ms, latency_max_ms)
-       VALUES ('provider_02', $1, 17, 3, 2000, 900), ('provider_01', $2, 50, 0, 5000, 300),
-              ('provider_02', $3, 0, 4, 400, 100)`,
-      [hour(2), hour(1), hour(24 * 5)],
-    );
+    await seedProviderHistory(db.pool);
     for (const [provider, ok] of [
       ['provider_01', true],
       ['provider_02', false],
