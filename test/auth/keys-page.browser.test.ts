@@ -2,9 +2,11 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../src/auth/users.js';
 import { type TestApp, buildTestApp } from '../helpers/app.js';
-import { artifactPath, launchBrowser } from '../helpers/browser.js';
+import { artifactPath, launchBrowser, signInToKeysPage, submitSignInForm } from '../helpers/browser.js';
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js';
 import { listen } from '../helpers/server.js';
+
+const ALICE = { username: 'alice', password: 'correct horse battery' };
 
 describe('API keys in a real browser', () => {
   let db: TestDatabase;
@@ -16,7 +18,7 @@ describe('API keys in a real browser', () => {
     db = await createTestDatabase();
     t = await buildTestApp(db);
     base = await listen(t.app);
-    await createUser(db.pool, { username: 'alice', password: 'correct horse battery' });
+    await createUser(db.pool, ALICE);
     browser = await launchBrowser();
   });
   afterAll(async () => {
@@ -31,12 +33,7 @@ describe('API keys in a real browser', () => {
 
     await page.goto(`${base}/settings/keys`);
     expect(new URL(page.url()).pathname).toBe('/login');
-    await page.fill('input[name=username]', 'alice');
-    await page.fill('input[name=password]', 'correct horse battery');
-    await Promise.all([
-      page.waitForURL(`${base}/settings/keys`),
-      page.click('button[type=submit]:has-text("Sign in")'),
-    ]);
+    await submitSignInForm(page, ALICE, () => page.waitForURL(`${base}/settings/keys`));
     expect(await page.textContent('h1')).toBe('API keys');
 
     await page.fill('input[name=name]', 'laptop');
@@ -74,13 +71,7 @@ describe('API keys in a real browser', () => {
   it('works without JavaScript: sign in and create a key through plain forms', async () => {
     const context = await browser.newContext({ javaScriptEnabled: false });
     const page = await context.newPage();
-    await page.goto(`${base}/login?next=/settings/keys`);
-    await page.fill('input[name=username]', 'alice');
-    await page.fill('input[name=password]', 'correct horse battery');
-    await Promise.all([
-      page.waitForURL(`${base}/settings/keys`),
-      page.click('button[type=submit]:has-text("Sign in")'),
-    ]);
+    await signInToKeysPage(page, base, ALICE);
     await Promise.all([page.waitForLoadState('load'), page.click('button:has-text("Create key")')]);
     expect(await page.inputValue('#new-key-value')).toMatch(/^svc_sk_/);
     expect(await page.isVisible('#copy-key')).toBe(false);
@@ -91,9 +82,7 @@ describe('API keys in a real browser', () => {
   it('shows the sign-in form cleanly, with a generic error after a failed attempt', async () => {
     const page = await browser.newPage();
     await page.goto(`${base}/login`);
-    await page.fill('input[name=username]', 'alice');
-    await page.fill('input[name=password]', 'wrong password');
-    await Promise.all([page.waitForLoadState('load'), page.click('button[type=submit]:has-text("Sign in")')]);
+    await submitSignInForm(page, { ...ALICE, password: 'wrong password' }, () => page.waitForLoadState('load'));
     expect(await page.textContent('[role=alert]')).toContain('Please enter a correct username and password');
     expect(await page.inputValue('input[name=username]')).toBe('alice');
     expect(await page.inputValue('input[name=password]')).toBe('');

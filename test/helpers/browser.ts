@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 
 export const ARTIFACTS_DIR = path.resolve('test-artifacts');
 
@@ -246,4 +246,28 @@ export async function launchBrowser(): Promise<Browser> {
 
 export function artifactPath(name: string): string {
   return path.join(ARTIFACTS_DIR, name);
+}
+
+/**
+ * Fills the sign-in form `page` shows with `credentials` and submits it, waiting for `arrived`
+ * (the page the form leads to, e.g. `() => page.waitForURL(url)`).
+ */
+export async function submitSignInForm(
+  page: Page,
+  credentials: { username: string; password: string },
+  arrived: () => Promise<unknown>,
+): Promise<void> {
+  await page.fill('input[name=username]', credentials.username);
+  await page.fill('input[name=password]', credentials.password);
+  await Promise.all([arrived(), page.click('button[type=submit]:has-text("Sign in")')]);
+}
+
+/** Signs in through /login?next=/settings/keys on the app at `base`, arriving on the keys page. */
+export async function signInToKeysPage(
+  page: Page,
+  base: string,
+  credentials: { username: string; password: string },
+): Promise<void> {
+  await page.goto(`${base}/login?next=/settings/keys`);
+  await submitSignInForm(page, credentials, () => page.waitForURL(`${base}/settings/keys`));
 }

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey, revokeApiKey } from '../../src/auth/api-keys.js';
 import { createUser } from '../../src/auth/users.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { artifactPath, launchBrowser } from '../helpers/browser.js';
+import { artifactPath, launchBrowser, signInToKeysPage, submitSignInForm } from '../helpers/browser.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { seedProviderHistory } from '../helpers/provider-history.js';
 import { listen } from '../helpers/server.js';
@@ -34,6 +34,8 @@ async function violations(page: Page): Promise<string[]> {
 /** The width of the page's content, in CSS pixels (wider than the viewport when it scrolls sideways). */
 const pageWidth = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth');
 
+const ALICE = { username: 'alice', password: 'correct horse battery' };
+
 describe('pages in a real browser', () => {
   let db: TestDatabase;
   let t: TestApp;
@@ -44,7 +46,7 @@ describe('pages in a real browser', () => {
     db = await createTestDatabase();
     t = await buildTestApp(db, { DEMO_MODE: 'true', BRAVE_API_KEY: 'brave-key', MOJEEK_API_KEY: 'mojeek-key' });
     base = await listen(t.app);
-    const user = await createUser(db.pool, { username: 'alice', password: 'correct horse battery' });
+    const user = await createUser(db.pool, ALICE);
     await issueApiKey(db.pool, user.id, 'a laptop with a rather long name');
     const revoked = await issueApiKey(db.pool, user.id, 'old phone');
     await revokeApiKey(db.pool, revoked.id, user.id);
@@ -71,16 +73,6 @@ describe('pages in a real browser', () => {
     await db?.drop();
   });
 
-  async function signIn(page: Page): Promise<void> {
-    await page.goto(`${base}/login?next=/settings/keys`);
-    await page.fill('input[name=username]', 'alice');
-    await page.fill('input[name=password]', 'correct horse battery');
-    await Promise.all([
-      page.waitForURL(`${base}/settings/keys`),
-      page.click('button[type=submit]:has-text("Sign in")'),
-    ]);
-  }
-
   it.each(['light', 'dark'] as const)(
     'has no axe-core violation on /login, /status and /settings/keys (%s)',
     async (colorScheme) => {
@@ -89,13 +81,11 @@ describe('pages in a real browser', () => {
       await page.goto(`${base}/login`);
       expect(await page.isVisible('.demo-banner')).toBe(true);
       expect(await violations(page), '/login').toEqual([]);
-      await page.fill('input[name=username]', 'alice');
-      await page.fill('input[name=password]', 'wrong password');
-      await Promise.all([page.waitForURL(`${base}/login`), page.click('button[type=submit]:has-text("Sign in")')]);
+      await submitSignInForm(page, { ...ALICE, password: 'wrong password' }, () => page.waitForURL(`${base}/login`));
       await page.waitForSelector('[role=alert]');
       expect(await violations(page), '/login after a failed attempt').toEqual([]);
 
-      await signIn(page);
+      await signInToKeysPage(page, base, ALICE);
       expect(await page.isVisible('table.keys')).toBe(true);
       expect(await violations(page), '/settings/keys').toEqual([]);
       await page.fill('input[name=name]', 'desktop');
@@ -123,7 +113,7 @@ describe('pages in a real browser', () => {
   it('keeps the keys and status pages within a 390 px wide phone screen, Revoke buttons included', async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     const page = await context.newPage();
-    await signIn(page);
+    await signInToKeysPage(page, base, ALICE);
     await page.screenshot({ path: artifactPath('keys-page-390.png'), fullPage: true });
     const width = await pageWidth(page);
     expect(width).toBeLessThanOrEqual(390);
