@@ -15,44 +15,50 @@ const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === 
 const str = (fallback: string) => z.preprocess(blankToUndefined, z.string().trim().default(fallback));
 const optionalStr = () => z.preprocess(blankToUndefined, z.string().trim().optional()).transform((v) => v ?? '');
 
-/** An integer in [min, max], or one of `words` (case-insensitive), each standing for a computed value. */
-const int = (fallback: number | 'auto', min: number, max: number, words: Record<string, () => number> = {}) =>
+/** Why a variable's text is not a value: the message a failed start prints. */
+class Invalid {
+  constructor(readonly message: string) {}
+}
+
+/**
+ * A variable read from its text (trimmed unless `trim` is false; blank: `fallback`) by `read`, which
+ * returns the value, or an Invalid saying why the text is none.
+ */
+const readVar = <T>(fallback: string, read: (text: string) => T | Invalid, trim = true) =>
   z.preprocess(
     blankToUndefined,
-    z
-      .string()
-      .trim()
-      .default(String(fallback))
-      .transform((v, ctx) => {
-        const word = words[v.toLowerCase()];
-        if (word) return word();
-        const n = /^-?\d+$/.test(v) ? Number(v) : Number.NaN;
-        if (Number.isNaN(n) || n < min || n > max) {
-          const or = Object.keys(words)
-            .map((w) => ` or ${w}`)
-            .join('');
-          ctx.addIssue({ code: 'custom', message: `must be an integer between ${min} and ${max}${or} (got "${v}")` });
-          return z.NEVER;
-        }
-        return n;
-      }),
+    (trim ? z.string().trim() : z.string()).default(fallback).transform((v, ctx) => {
+      const value = read(v);
+      if (value instanceof Invalid) {
+        ctx.addIssue({ code: 'custom', message: value.message });
+        return z.NEVER;
+      }
+      return value;
+    }),
   );
 
+/** An integer in [min, max], or one of `words` (case-insensitive), each standing for a computed value. */
+const int = (fallback: number | 'auto', min: number, max: number, words: Record<string, () => number> = {}) =>
+  readVar(String(fallback), (v) => {
+    const word = words[v.toLowerCase()];
+    if (word) return word();
+    const n = /^-?\d+$/.test(v) ? Number(v) : Number.NaN;
+    if (Number.isNaN(n) || n < min || n > max) {
+      const or = Object.keys(words)
+        .map((w) => ` or ${w}`)
+        .join('');
+      return new Invalid(`must be an integer between ${min} and ${max}${or} (got "${v}")`);
+    }
+    return n;
+  });
+
 const bool = (fallback: boolean) =>
-  z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .trim()
-      .default(String(fallback))
-      .transform((v, ctx) => {
-        const s = v.toLowerCase();
-        if (['true', '1', 'yes', 'on'].includes(s)) return true;
-        if (['false', '0', 'no', 'off'].includes(s)) return false;
-        ctx.addIssue({ code: 'custom', message: `must be true or false (got "${v}")` });
-        return z.NEVER;
-      }),
-  );
+  readVar(String(fallback), (v) => {
+    const s = v.toLowerCase();
+    if (['true', '1', 'yes', 'on'].includes(s)) return true;
+    if (['false', '0', 'no', 'off'].includes(s)) return false;
+    return new Invalid(`must be true or false (got "${v}")`);
+  });
 
 const list = () =>
   z.preprocess(blankToUndefined, z.string().optional()).transform((v) =>
@@ -62,76 +68,30 @@ const list = () =>
       .filter(Boolean),
   );
 
-const rate = (fallback: string) =>
-  z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .default(fallback)
-      .transform((v, ctx) => {
-        const r = parseRate(v);
-        if (typeof r === 'string') {
-          ctx.addIssue({ code: 'custom', message: r });
-          return z.NEVER;
-        }
-        return r;
-      }),
-  );
+/** A parser's answer (a string says why the text is invalid) as a value or an Invalid. */
+const messageIsInvalid = <T>(parsed: T | string): T | Invalid =>
+  typeof parsed === 'string' ? new Invalid(parsed) : parsed;
 
-const providerLimits = () =>
-  z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .default('')
-      .transform((v, ctx) => {
-        const limits = parseProviderLimits(v);
-        if (typeof limits === 'string') {
-          ctx.addIssue({ code: 'custom', message: limits });
-          return z.NEVER;
-        }
-        return limits;
-      }),
-  );
+const rate = (fallback: string) => readVar(fallback, (v) => messageIsInvalid(parseRate(v)), false);
 
-const url = (fallback: string) =>
-  z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .trim()
-      .default(fallback)
-      .transform((v, ctx) => {
-        try {
-          const u = new URL(v.replace('{lang}', 'en'));
-          if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
-        } catch {
-          ctx.addIssue({ code: 'custom', message: `must be an http(s) URL (got "${v}")` });
-          return z.NEVER;
-        }
-        return v.replace(/\/+$/, '');
-      }),
-  );
+const providerLimits = () => readVar('', (v) => messageIsInvalid(parseProviderLimits(v)), false);
 
-const optionalUrl = () =>
-  z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .trim()
-      .optional()
-      .transform((v, ctx) => {
-        if (v === undefined) return '';
-        try {
-          const u = new URL(v);
-          if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
-        } catch {
-          ctx.addIssue({ code: 'custom', message: `must be an http(s) URL (got "${v}")` });
-          return z.NEVER;
-        }
-        return v.replace(/\/+$/, '');
-      }),
-  );
+/** `v` without trailing slashes when `checked` (default `v`) is an http(s) URL. */
+const httpUrl = (v: string, checked = v): string | Invalid => {
+  try {
+    const u = new URL(checked);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+  } catch {
+    return new Invalid(`must be an http(s) URL (got "${v}")`);
+  }
+  return v.replace(/\/+$/, '');
+};
+
+/** An http(s) URL; `{lang}` stands for a language where a base URL takes one (Wikipedia's host). */
+const url = (fallback: string) => readVar(fallback, (v) => httpUrl(v, v.replace('{lang}', 'en')));
+
+/** An http(s) URL, or blank for none. */
+const optionalUrl = () => readVar('', (v) => (v === '' ? '' : httpUrl(v)));
 
 /** A comma list of http(s) URLs (webhook targets); empty = none. */
 const urlList = () =>
@@ -183,28 +143,19 @@ const webhookList = () =>
  * `TRUST_PROXY`: true/false, a hop count, or a comma list of addresses/CIDRs (trust-proxy.ts says
  * what each means); an entry that is no address stops the start rather than trusting nothing.
  */
-const trustProxy = z.preprocess(
-  blankToUndefined,
-  z
-    .string()
-    .trim()
-    .default('false')
-    .transform((v, ctx): TrustProxySetting => {
-      const s = v.toLowerCase();
-      if (['true', 'yes', 'on'].includes(s)) return true;
-      if (['false', 'no', 'off'].includes(s)) return false;
-      if (/^\d{1,3}$/.test(s)) return Number(s);
-      const parsed = parseAddressList(v);
-      if ('invalid' in parsed) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `must be true, false, a hop count or a comma list of addresses/CIDRs (not an address: "${parsed.invalid}")`,
-        });
-        return z.NEVER;
-      }
-      return v;
-    }),
-);
+const trustProxy = readVar('false', (v): TrustProxySetting | Invalid => {
+  const s = v.toLowerCase();
+  if (['true', 'yes', 'on'].includes(s)) return true;
+  if (['false', 'no', 'off'].includes(s)) return false;
+  if (/^\d{1,3}$/.test(s)) return Number(s);
+  const parsed = parseAddressList(v);
+  if ('invalid' in parsed) {
+    return new Invalid(
+      `must be true, false, a hop count or a comma list of addresses/CIDRs (not an address: "${parsed.invalid}")`,
+    );
+  }
+  return v;
+});
 
 /** `CORS_ORIGINS`: a comma list of origins (`https://app.example`, normalised by URL) or `*`; empty = CORS off. */
 const origins = () =>
