@@ -14,7 +14,7 @@
  * Multi-step flows (cards: Wikipedia search then summary, TheTVDB login then
  * search then details, the Wikidata classification) run their steps through
  * the same bare call. Like Sift's runner, the floor keeps answers in Sift's
- * response cache (src/providers/cache.ts: SEARCH_CACHE_MAX_MB's default,
+ * response cache (src/upstream/cache.ts: SEARCH_CACHE_MAX_MB's default,
  * each provider's TTL, the same keys and size estimates): plain calls, flow
  * values and the steps that ask to be cached; flow memos (TheTVDB's login
  * token) in a map. With a distinct query per request nothing is found again
@@ -34,7 +34,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { Agent, interceptors, request } from 'undici';
 import { parseConfig } from '../src/config/index.js';
-import { createSearchCache, estimateBytes } from '../src/providers/cache.js';
+import { createSearchCache, estimateBytes } from '../src/upstream/cache.js';
 import { createProviderDirectory } from '../src/providers/registry.js';
 import {
   type FlowSteps,
@@ -115,7 +115,7 @@ async function bareCall<T>(c: ProviderCall<T>): Promise<T> {
 const memos = new Map<string, { value: unknown; until: number }>();
 const cache = createSearchCache(config.SEARCH_CACHE_MAX_MB);
 
-/** A task through the cache when its TTL allows, as Sift's runner does (src/providers/runner.ts). */
+/** A task through the cache when its TTL allows, as Sift's runner does (src/upstream/runner.ts). */
 function cached<T>(task: ProviderTask<T>, fetch: () => Promise<T>): Promise<T> {
   const ttl = task.cacheTtlMs ?? providers.cacheTtlMs(task.provider);
   if (ttl <= 0) return fetch();

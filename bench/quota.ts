@@ -181,7 +181,7 @@ async function main() {
     for (const c of configurations) {
       await pool.query('TRUNCATE upstream_cache, upstream_flights');
       for (let i = 0; i < c.instances; i++) instances.push(await startSift({ ...env, WORKERS: c.workers }));
-      // Instances find each other by the membership each renews every 2 s (src/providers/shared-cache.ts).
+      // Instances find each other by the membership each renews every 2 s (src/upstream/shared-cache.ts).
       if (c.instances > 1) await new Promise((r) => setTimeout(r, 2500));
       const before = webCalls();
       let failed = 0;

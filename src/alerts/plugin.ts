@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import { healthOf } from '../providers/health-store.js';
+import { healthOf } from '../upstream/health-store.js';
 import { createAlertSender } from './sender.js';
 import { queueBudgetNotice, targetOf } from './transitions.js';
 
 /*
  * Provider state-change webhooks (ALERT_WEBHOOK_URLS; registered only when
  * set). The changes are queued by the health recorder's status writes
- * (transitions.ts, wired in providers/services.ts); this instance sends what
+ * (transitions.ts, wired in upstream/services.ts); this instance sends what
  * is due (sender.ts): soon after it queued a change itself, and on a slow
  * poll for the others'. Each URL gets the message in its format (formats.ts).
  */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { Config } from '../config/index.js';
-import type { Transition } from '../providers/health-recorder.js';
+import type { Transition } from '../upstream/health-recorder.js';
 
 /*
  * Queues provider state changes for the alert webhooks (ALERT_WEBHOOK_URLS).

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { AggregatorRegistry, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import type { LimitsView } from '../providers/pacing/limits-view.js';
+import type { LimitsView } from '../upstream/pacing/limits-view.js';
 import type { Peers } from '../cluster.js';
-import type { SearchCache } from '../providers/cache.js';
-import { healthOf } from '../providers/health-store.js';
+import type { SearchCache } from '../upstream/cache.js';
+import { healthOf } from '../upstream/health-store.js';
 import { tokenMatches } from '../routes/health.js';
 import { isInProcessRequest } from './in-process.js';
 import { LabelledCounter, LabelledHistogram } from './series.js';
@@ -186,7 +186,7 @@ export function createMetrics(): Metrics & {
     help: 'Seconds until this instance calls a suspended provider again (searches skip it meanwhile); 0 when not suspended.',
     labelNames: ['provider', 'group'] as const,
     registers: [registry],
-    // The workers suspend together (providers/suspension.ts).
+    // The workers suspend together (upstream/suspension.ts).
     aggregator: 'max',
     collect() {
       this.reset();

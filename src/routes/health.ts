@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.js';
-import { DatabaseUnavailable, healthOf, isoOrNull } from '../providers/health-store.js';
+import { DatabaseUnavailable, healthOf, isoOrNull } from '../upstream/health-store.js';
 import type { ProviderDescriptor, ProviderDirectory } from '../providers/types.js';
 
 /*

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { pageContext, requireUser } from './web/guard.js';
-import { type HistoryBucket, type StatusRow, readHistory } from '../providers/health-store.js';
-import { buildStatusPage } from '../providers/status-view.js';
+import { type HistoryBucket, type StatusRow, readHistory } from '../upstream/health-store.js';
+import { buildStatusPage } from '../upstream/status-view.js';
 import { sendPage } from './views.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js';
 import type { ImageResult, MediaQuery, NewsResult, VideoResult } from '../contracts/search.js';
 import { providersOffering } from '../providers/registry.js';
-import { unresponsiveOf } from '../providers/runner.js';
+import { unresponsiveOf } from '../upstream/runner.js';
 import type { ProviderCall, ProviderSlug, Unresponsive } from '../providers/types.js';
 import { noAnswer, notConfigured, type SearchOutcome } from './outcome.js';
 import { ENGINE_SLUGS, type EngineSlug, type ImagesParams, type WebParams } from './queries.js';

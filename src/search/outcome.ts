@@ -1,5 +1,5 @@
 import { describeNotConfigured, descriptorOf } from '../providers/registry.js';
-import { refusalErrors, unresponsiveOf } from '../providers/runner.js';
+import { refusalErrors, unresponsiveOf } from '../upstream/runner.js';
 import type { Gathered, ProviderDirectory, ProviderSlug, Unresponsive } from '../providers/types.js';
 
 /*

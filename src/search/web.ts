@@ -1,8 +1,8 @@
 import type { Config } from '../config/index.js';
 import type { EngineSlice, WebQuery } from '../contracts/search.js';
-import { stringBytes } from '../providers/cache.js';
+import { stringBytes } from '../upstream/cache.js';
 import { providersOffering } from '../providers/registry.js';
-import { unresponsiveOf } from '../providers/runner.js';
+import { unresponsiveOf } from '../upstream/runner.js';
 import type { ProviderDirectory, ProviderSlug, Unresponsive, Upstream, WebEngineCalls } from '../providers/types.js';
 import { createHighlighter, type Highlighter } from './highlight.js';
 import { correctionOf, mergeResults, type WebResult } from './merge.js';

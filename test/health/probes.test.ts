@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startProbeScheduler } from '../../src/providers/probes.js';
+import { startProbeScheduler } from '../../src/upstream/probes.js';
 import { type TestApp, buildTestApp } from '../helpers/app.js';
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js';
 import type { FakeServer } from '../fakes/fake-server.js';

@@ -1,6 +1,6 @@
 import { alertTransitions } from '../../alerts/transitions.js';
-import { runProbes } from '../../providers/probes.js';
-import { createProviderServices } from '../../providers/services.js';
+import { runProbes } from '../../upstream/probes.js';
+import { createProviderServices } from '../../upstream/services.js';
 import type { Command } from '../command.js';
 
 /** `sift check-provider-health`: probes the probe-monitored providers once and records the outcomes. */

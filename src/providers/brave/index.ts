@@ -1,4 +1,4 @@
-import { limitsOfWindows, rateLimitWindows } from '../pacing/headers.js';
+import { limitsOfWindows, rateLimitWindows } from '../rate-limit-headers.js';
 import type { ProviderDescriptor } from '../types.js';
 import { braveImagesCall } from './images.js';
 import { braveNewsCall } from './news.js';

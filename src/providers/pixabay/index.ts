@@ -1,4 +1,4 @@
-import { limitsOfWindows, rateLimitWindows } from '../pacing/headers.js';
+import { limitsOfWindows, rateLimitWindows } from '../rate-limit-headers.js';
 import type { ProviderDescriptor } from '../types.js';
 import { pixabayImagesCall } from './images.js';
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { type StatusRow, healthOf, isoOrNull } from '../../providers/health-store.js';
-import type { LimitsView } from '../../providers/pacing/limits-view.js';
+import { type StatusRow, healthOf, isoOrNull } from '../../upstream/health-store.js';
+import type { LimitsView } from '../../upstream/pacing/limits-view.js';
 import { type statusLimitsSchema, statusResponseSchema } from '../../search/response-schemas.js';
 import { describedGet } from './openapi.js';
 

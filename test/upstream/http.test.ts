@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HttpFailure, type HttpClient, createHttpClient } from '../../src/providers/http.js';
+import { HttpFailure, type HttpClient, createHttpClient } from '../../src/upstream/http.js';
 import { type FakeServer, startFakeServer } from '../fakes/fake-server.js';
 
 const UA = 'Sift/0.1 (self-hosted metasearch; +https://example.org/sift)';

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { withQueryTimeout } from '../db/pool.js';
-import type { ProviderSlug } from './types.js';
+import type { ProviderSlug } from '../providers/types.js';
 
 /*
  * The second level of the response cache, shared by every worker and

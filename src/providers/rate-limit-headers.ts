@@ -1,4 +1,4 @@
-import type { ReportedLimits } from '../types.js';
+import type { ReportedLimits } from './types.js';
 
 /*
  * Reading the X-RateLimit-* headers upstreams report their limits in. Brave

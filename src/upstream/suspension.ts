@@ -1,4 +1,4 @@
-import type { ProviderSlug, UpstreamError } from './types.js';
+import type { ProviderSlug, UpstreamError } from '../providers/types.js';
 
 /*
  * Per-provider suspension (docs/architecture.md, Providers), like SearXNG's: a provider

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { configurationSummary, providerConfiguration } from './configuration.js';
+import { configurationSummary, providerConfiguration } from '../providers/configuration.js';
 import type { HealthRecorder, HealthRecorderOptions } from './health-recorder.js';
 import { type LimitsView, readLimits } from './pacing/limits-view.js';
 import type { BudgetCrossing } from './pacing/pacer.js';
@@ -7,7 +7,7 @@ import { type StatusReader, createStatusReader } from './health-store.js';
 import { type ProbeScheduler, runProbes, startProbeScheduler } from './probes.js';
 import { createProviderServices } from './services.js';
 import type { ProviderSuspensions, SuspensionNote } from './suspension.js';
-import type { ProviderSlug } from './types.js';
+import type { ProviderSlug } from '../providers/types.js';
 
 /*
  * Decorates the app with the upstream machinery: app.providers (what is

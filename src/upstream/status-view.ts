@@ -1,8 +1,8 @@
 import type { HistoryBucket, ProviderHealth, StatusRow } from './health-store.js';
 import type { LimitsView } from './pacing/limits-view.js';
 import { healthOf } from './health-store.js';
-import { GROUPS } from './registry.js';
-import type { ProviderDescriptor } from './types.js';
+import { GROUPS } from '../providers/registry.js';
+import type { ProviderDescriptor } from '../providers/types.js';
 
 /*
  * What the /status page shows, computed from the registry, the status rows

@@ -1,19 +1,19 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { parseProviderLimits } from '../../src/config/provider-limits.js';
-import { limitsOfWindows, rateLimitWindows } from '../../src/providers/pacing/headers.js';
-import type { BudgetCrossing } from '../../src/providers/pacing/pacer.js';
-import { pacingPlan } from '../../src/providers/pacing/plan.js';
+import { limitsOfWindows, rateLimitWindows } from '../../src/providers/rate-limit-headers.js';
+import type { BudgetCrossing } from '../../src/upstream/pacing/pacer.js';
+import { pacingPlan } from '../../src/upstream/pacing/plan.js';
 import { descriptorOf } from '../../src/providers/registry.js';
-import { unresponsiveOf } from '../../src/providers/runner.js';
-import { createProviderServices, type ProviderServices } from '../../src/providers/services.js';
+import { unresponsiveOf } from '../../src/upstream/runner.js';
+import { createProviderServices, type ProviderServices } from '../../src/upstream/services.js';
 import type { ProviderCall } from '../../src/providers/types.js';
 import { type BraveFake, startBraveFake } from '../fakes/brave.js';
 import { type FakeServer, startFakeServer } from '../fakes/fake-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 /*
- * Pacing and budgets (src/providers/pacing/): slots taken from the database by
+ * Pacing and budgets (src/upstream/pacing/): slots taken from the database by
  * every call of a paced provider, against real Postgres and real HTTP fakes.
  * Arrival gaps are asserted only from below (a paced call is never early).
  */
@@ -247,7 +247,7 @@ describe('budgets on show', () => {
     const { buildTestApp } = await import('../helpers/app.js');
     const { createUser } = await import('../../src/auth/users.js');
     const { issueApiKey } = await import('../../src/auth/api-keys.js');
-    const { limitsText } = await import('../../src/providers/status-view.js');
+    const { limitsText } = await import('../../src/upstream/status-view.js');
     const env = { SEPIA_BASE_URL: fake.url, PROVIDER_LIMITS: 'provider_06 month=10', METRICS_ENABLED: 'true' };
     const a = await buildTestApp(db, env);
     const b = await buildTestApp(db, env);

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { LimitHeaders } from '../http.js';
-import { type ProviderSlug, type ReportedLimits, UpstreamError, type LimitsReport } from '../types.js';
+import { type ProviderSlug, type ReportedLimits, UpstreamError, type LimitsReport } from '../../providers/types.js';
 import { isPaced, type PacingPlan, spacingMs } from './plan.js';
 
 /*

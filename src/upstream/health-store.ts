@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { ProviderDescriptor } from './types.js';
-import type { ProviderSlug } from './types.js';
+import type { ProviderDescriptor } from '../providers/types.js';
+import type { ProviderSlug } from '../providers/types.js';
 
 /*
  * Reading provider health. Every read is bounded in time: when the database

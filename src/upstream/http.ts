@@ -2,7 +2,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { Agent, type Dispatcher, interceptors } from 'undici';
 import { oneLine, redactSecrets, requestSecrets } from './redact.js';
-import type { FailureKind, UpstreamRequest } from './types.js';
+import type { FailureKind, UpstreamRequest } from '../providers/types.js';
 
 /*
  * The one HTTP layer for upstream calls (undici). Keep-alive connection pools

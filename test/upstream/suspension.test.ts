@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { retryAfterToMs } from '../../src/providers/http.js';
-import { ProviderSuspensions, RETRY_AFTER_MAX_MS } from '../../src/providers/suspension.js';
+import { retryAfterToMs } from '../../src/upstream/http.js';
+import { ProviderSuspensions, RETRY_AFTER_MAX_MS } from '../../src/upstream/suspension.js';
 import { type FailureKind, UpstreamError } from '../../src/providers/types.js';
 
 /* The suspension rules on their own, on a clock the test moves. */

@@ -5,11 +5,11 @@ import { HealthRecorder, type HealthRecorderOptions } from './health-recorder.js
 import { createHttpClient, type HttpClient } from './http.js';
 import { type BudgetCrossing, createPacer, type Pacer } from './pacing/pacer.js';
 import { pacingPlan, type PacingPlan } from './pacing/plan.js';
-import { createProviderDirectory, PROVIDERS } from './registry.js';
+import { createProviderDirectory, PROVIDERS } from '../providers/registry.js';
 import { createSharedCache, type SharedCache } from './shared-cache.js';
 import { createRunner, type ProviderRunner, type RunnerDeps, type RunnerLog } from './runner.js';
 import { ProviderSuspensions, type SuspensionLog } from './suspension.js';
-import type { LimitsReport, ProviderDirectory, ProviderSlug } from './types.js';
+import type { LimitsReport, ProviderDirectory, ProviderSlug } from '../providers/types.js';
 
 /*
  * The upstream machinery as one set: what is configured, the HTTP layer, the

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { oneLine } from './redact.js';
-import type { ProviderSlug } from './types.js';
+import type { ProviderSlug } from '../providers/types.js';
 
 /*
  * Write-behind recording of provider health. `record()` is synchronous and

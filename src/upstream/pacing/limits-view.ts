@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { ProviderSlug } from '../types.js';
+import type { ProviderSlug } from '../../providers/types.js';
 import { isPaced, type PacingPlan } from './plan.js';
 
 /*

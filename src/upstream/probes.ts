@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import type { Config } from '../config/index.js';
-import { descriptorOf, PROVIDERS } from './registry.js';
+import { descriptorOf, PROVIDERS } from '../providers/registry.js';
 import type { ProviderRunner } from './runner.js';
-import type { ProviderDirectory, ProviderSlug } from './types.js';
+import type { ProviderDirectory, ProviderSlug } from '../providers/types.js';
 
 /*
  * Active checks of the probe-monitored providers (each descriptor's `probe`),

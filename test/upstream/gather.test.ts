@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { unresponsiveOf } from '../../src/providers/runner.js';
+import { unresponsiveOf } from '../../src/upstream/runner.js';
 import type { ProviderCall, ProviderFlow } from '../../src/providers/types.js';
 import { type FakeServer, startFakeServer } from '../fakes/fake-server.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';

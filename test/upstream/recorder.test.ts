@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/db/pool.js';
 import { queueTransitions } from '../../src/alerts/transitions.js';
-import { HealthRecorder, type StatusWrite, type Transition } from '../../src/providers/health-recorder.js';
+import { HealthRecorder, type StatusWrite, type Transition } from '../../src/upstream/health-recorder.js';
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js';
 import { startDbProxy } from '../helpers/db-proxy.js';
 

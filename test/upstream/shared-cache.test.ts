@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import { createSearchCache } from '../../src/providers/cache.js';
-import { createProviderServices, type ProviderServices } from '../../src/providers/services.js';
-import { createSharedCache } from '../../src/providers/shared-cache.js';
+import { createSearchCache } from '../../src/upstream/cache.js';
+import { createProviderServices, type ProviderServices } from '../../src/upstream/services.js';
+import { createSharedCache } from '../../src/upstream/shared-cache.js';
 import type { ProviderCall } from '../../src/providers/types.js';
 import { type FakeServer, startFakeServer } from '../fakes/fake-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 /*
- * The response cache every worker and instance shares (src/providers/shared-cache.ts): two sets
+ * The response cache every worker and instance shares (src/upstream/shared-cache.ts): two sets
  * of provider services on one database stand for two processes, each with its own in-process cache.
  */
 

@@ -19,7 +19,7 @@ import {
   type Unresponsive,
   type Upstream,
   UpstreamError,
-} from './types.js';
+} from '../providers/types.js';
 
 /*
  * The one path from search code to upstreams (`app.upstream`).

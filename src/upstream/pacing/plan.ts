@@ -1,6 +1,6 @@
 import type { Config } from '../../config/index.js';
 import type { ProviderLimitsSetting } from '../../config/provider-limits.js';
-import type { ProviderDescriptor } from '../types.js';
+import type { ProviderDescriptor } from '../../providers/types.js';
 
 /*
  * What limits one provider's calls on this deployment: PROVIDER_LIMITS where
