@@ -38,6 +38,7 @@ import { accountPages } from './routes/web/index.js';
 import { PAGE_SECURITY_HEADERS } from './routes/web/security-headers.js';
 import { registerPageErrors } from './routes/web/page-errors.js';
 import { createSearchCache } from './upstream/cache.js';
+import contentsPlugin from './contents/plugin.js';
 import { createApiGate } from './gate/api-gate.js';
 import { answerUp, isUpPath } from './routes/up.js';
 import { answerClientError } from './routes/client-error.js';
@@ -237,6 +238,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   if (config.ALERT_WEBHOOK_URLS.length > 0) await app.register(alertsPlugin);
   // Called, not registered: one context fewer for Fastify's shared code (routes/api/index.ts says why).
   await healthRoutes(app);
+  // Page contents (CONTENTS_ENABLED): the pages of the web read as text, for the API and MCP.
+  await app.register(contentsPlugin);
   // The one gate of every API request (REST, MCP): keys, limits, quota, usage.
   app.decorate('apiGate', createApiGate(app, deps.clock));
   await app.register(apiRoutes, { prefix: '/api/v1' });

@@ -67,6 +67,10 @@ export type ApiCall =
       month: string;
       /** The user's searches this month after this request, when the statement read them. */
       searchesThisMonth: number | null;
+      /** Searches reserved after admission (`ApiGate.reserve`: a POST's count once its body is read). */
+      reservedLater?: number;
+      /** Searches of a counted answer that it gives back (`ApiGate.giveBack`: the pages that failed). */
+      givenBack?: number;
     }
   | {
       outcome: GateRefusal;
@@ -111,6 +115,14 @@ export interface GateOptions {
 export interface ApiGate {
   /** Adds the gate's hooks to a scope: every route of it, and its 404 handler. */
   guard(scope: FastifyInstance, options: GateOptions): void;
+  /**
+   * Reserves `units` more searches for an admitted request, against the monthly quota only (its
+   * rate was decided at admission): for a POST whose count is known once its body is read.
+   * 'quota': the quota does not hold them (nothing reserved); 'unavailable': the database is away.
+   */
+  reserve(request: FastifyRequest, units: number): Promise<'ok' | 'quota' | 'unavailable'>;
+  /** Gives back `units` of a request's searches even though its answer counts (the pages that failed). */
+  giveBack(request: FastifyRequest, units: number): void;
 }
 
 const UNMETERED: GatePlan = { metered: false, units: 0 };
@@ -263,6 +275,31 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
     status < 400 || (plan.countsOnServerError === true && status >= 500);
 
   return {
+    async reserve(request, units) {
+      const call = request.apiCall;
+      if (call?.outcome !== 'admitted') throw new Error('the API gate did not admit this request');
+      if (units <= 0) return 'ok';
+      let decided: Awaited<ReturnType<typeof admissions.admit>>;
+      try {
+        decided = await admissions.admit({
+          key: { keyId: call.principal.keyId, userId: call.principal.userId },
+          limited: false,
+          metered: true,
+          units,
+        });
+      } catch {
+        return 'unavailable';
+      }
+      if (decided.admission.verdict !== 'admitted') return 'quota';
+      call.reservedLater = (call.reservedLater ?? 0) + units;
+      if (decided.admission.searchesThisMonth !== null) call.searchesThisMonth = decided.admission.searchesThisMonth;
+      return 'ok';
+    },
+    giveBack(request, units) {
+      const call = request.apiCall;
+      if (call?.outcome !== 'admitted' || units <= 0) return;
+      call.givenBack = (call.givenBack ?? 0) + units;
+    },
     guard(scope, options) {
       scope.addHook('onRequest', (request, reply) => pass(request, reply, options));
       if (options.limited) {
@@ -277,9 +314,9 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
         const call = request.apiCall;
         if (call?.outcome === 'admitted') {
           lastUsed.touch(call.principal.keyId);
-          if (call.plan.units > 0 && !counts(call.plan, reply.statusCode)) {
-            refunds.giveBack(call.principal.userId, call.month, call.plan.units);
-          }
+          const reserved = call.plan.units + (call.reservedLater ?? 0);
+          const back = counts(call.plan, reply.statusCode) ? Math.min(reserved, call.givenBack ?? 0) : reserved;
+          if (back > 0) refunds.giveBack(call.principal.userId, call.month, back);
         }
         done();
       });

@@ -95,12 +95,19 @@ function withDetail(text: string): string {
  * The tools with their JSON Schemas (derived from zod: about 15 ms), made by the first MCP request
  * or by prepareMcpTools() once the server listens (app.ts), not with the server.
  */
-let catalogue: { tools: Map<string, Tool>; listing: Tool['listing'][] } | undefined;
+type Catalogue = { tools: Map<string, Tool>; listing: Tool['listing'][] };
+/** The catalogue with the page-contents tools and without (CONTENTS_ENABLED). */
+const catalogues = new Map<boolean, Catalogue>();
 
-export function prepareMcpTools(): { tools: Map<string, Tool>; listing: Tool['listing'][] } {
+export function prepareMcpTools(withContents = true): Catalogue {
+  let catalogue = catalogues.get(withContents);
   if (!catalogue) {
-    const tools = new Map<string, Tool>(TOOL_DEFINITIONS.map((d) => [d.name, buildTool(d)]));
+    const definitions = TOOL_DEFINITIONS.filter((d) => withContents || !d.contents);
+    const tools = new Map<string, Tool>(
+      definitions.map((d) => [d.name, buildTool(withContents || !d.withoutContents ? d : d.withoutContents)]),
+    );
     catalogue = { tools, listing: [...tools.values()].map((t) => t.listing) };
+    catalogues.set(withContents, catalogue);
   }
   return catalogue;
 }
@@ -205,7 +212,7 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
       { name: 'sift', title: 'Sift', version: VERSION },
       { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
     );
-    const { tools, listing } = prepareMcpTools();
+    const { tools, listing } = prepareMcpTools(app.contents !== null);
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
     server.setRequestHandler(CallToolRequestSchema, async (call) => {
       const tool = tools.get(call.params.name);

@@ -70,14 +70,34 @@ function listed(heading: string, body: Json, item: (r: Json) => string[], none =
 
 const page = (body: Json) => (typeof body.page === 'number' && body.page > 1 ? `, page ${body.page}` : '');
 
+/** A result's page contents (web search with `contents`), indented under it, or why it was not read. */
+function resultContents(r: Json): string {
+  const contents = r.contents as Json | undefined;
+  if (contents && typeof contents === 'object') {
+    const text = str(contents.content).replace(/\n/g, '\n   ');
+    return `Page contents${contents.truncated === true ? ' (truncated)' : ''}:\n   ${text}`;
+  }
+  const error = r.contents_error as Json | undefined;
+  return error && typeof error === 'object' ? `Page not read: ${str(error.reason)} (${str(error.detail)})` : '';
+}
+
 export function renderWeb(body: Json): string {
   const correction = str(body.correction);
   const text = listed(`Web results for "${str(body.query)}"${page(body)}:`, body, (r) => [
     plain(r.title, 200) || str(r.url),
     str(r.url),
     plain(r.description),
+    resultContents(r),
   ]);
   return correction ? `${text}\nDid you mean: "${correction}"?` : text;
+}
+
+export function renderPage(body: Json): string {
+  const head = [str(body.title) || str(body.final_url), str(body.final_url)];
+  const meta = [str(body.byline), str(body.site_name), str(body.published)].filter(Boolean).join(', ');
+  if (meta) head.push(meta);
+  const cut = body.truncated === true ? `\n\n[Truncated: ${String(body.length)} characters in all; raise max_chars for more.]` : '';
+  return `${head.join('\n')}\n\n${str(body.content)}${cut}`;
 }
 
 export function renderImages(body: Json): string {

@@ -10,6 +10,8 @@ import {
   suggestQuerySchema,
   translateSchema,
   webQuerySchema,
+  webSearchQuerySchema,
+  contentsQuerySchema,
 } from '../search/queries.js';
 import { engineNamed } from '../search/engines.js';
 import {
@@ -23,6 +25,7 @@ import {
   translateResponseSchema,
   videosResponseSchema,
   webResponseSchema,
+  contentsPageSchema,
 } from '../search/response-schemas.js';
 import {
   renderCards,
@@ -30,6 +33,7 @@ import {
   renderInstant,
   renderMaps,
   renderNews,
+  renderPage,
   renderStatus,
   renderSuggest,
   renderTranslate,
@@ -65,19 +69,43 @@ export interface ToolDefinition {
   response: z.ZodType;
   /** The short text the model reads with the structured output. */
   render(body: Json): string;
+  /** A page-contents tool: not listed when CONTENTS_ENABLED is false. */
+  contents?: true;
+  /** The tool as it is listed when page contents are off (web search without `contents`). */
+  withoutContents?: ToolDefinition;
 }
 
 const PAGED = 'Results come from several providers at once; `unresponsive` lists the providers that failed.';
 
+const WEB_SEARCH: ToolDefinition = {
+  name: 'web_search',
+  title: 'Web search',
+  description: `Searches the web with up to four engines at once and merges the results. ${PAGED} Counts one search per engine asked.`,
+  path: '/api/v1/web/',
+  fields: webQuerySchema,
+  response: webResponseSchema,
+  render: renderWeb,
+};
+
 export const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
   {
-    name: 'web_search',
-    title: 'Web search',
-    description: `Searches the web with up to four engines at once and merges the results. ${PAGED} Counts one search per engine asked.`,
-    path: '/api/v1/web/',
-    fields: webQuerySchema,
-    response: webResponseSchema,
-    render: renderWeb,
+    ...WEB_SEARCH,
+    description: `Searches the web with up to four engines at once and merges the results. ${PAGED} With \`contents\` (1 to 5), the pages of the first results are read too and their main text comes with them (saves a read_page call per result). Counts one search per engine asked and one per page read.`,
+    fields: webSearchQuerySchema,
+    withoutContents: WEB_SEARCH,
+  },
+  {
+    name: 'read_page',
+    title: 'Read a web page',
+    description:
+      'Reads one web page (HTML, plain text or PDF) and answers its main text as markdown (or plain text): no menus, banners, comments or footers. Use it to read a search result before citing it. `max_chars` bounds the text (default 20000); `truncated` says when it was cut. Pages are cached for an hour. Counts one search.',
+    path: '/api/v1/contents/',
+    fields: contentsQuerySchema,
+    only: ['url', 'format', 'max_chars'],
+    required: ['url'],
+    response: contentsPageSchema,
+    render: renderPage,
+    contents: true,
   },
   {
     name: 'image_search',

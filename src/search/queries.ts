@@ -416,3 +416,144 @@ export function translateInput(raw: unknown): unknown {
   }
   return out;
 }
+
+// GET|POST /api/v1/contents/ and web search's `contents` ------------------------------------------
+
+export const CONTENTS_MAX_CHARS_MIN = 100;
+export const CONTENTS_MAX_CHARS_MAX = 200_000;
+export const CONTENTS_MAX_CHARS_DEFAULT = 20_000;
+export const CONTENTS_URLS_MAX = 10;
+export const WEB_CONTENTS_MAX = 5;
+
+export const CONTENTS_MESSAGES = {
+  url: 'This query parameter is required (an absolute http or https URL).',
+  format: 'Must be markdown or text.',
+  maxChars: `Must be an integer from ${CONTENTS_MAX_CHARS_MIN} to ${CONTENTS_MAX_CHARS_MAX}.`,
+  fresh: 'Must be true or false.',
+  urls: `Must be a list of 1 to ${CONTENTS_URLS_MAX} URLs (strings).`,
+  body: 'The request body must be a JSON object.',
+  webContents: `Must be an integer from 0 to ${WEB_CONTENTS_MAX}.`,
+} as const;
+
+const BOOLEAN_TRUE: ReadonlySet<string> = new Set(['true', '1', 'yes', 'on']);
+const BOOLEAN_FALSE: ReadonlySet<string> = new Set(['false', '0', 'no', 'off', '']);
+
+/** An integer field of a query string or a JSON body, within bounds (a number or its text). */
+function boundedInteger(min: number, max: number, fallback: number, message: string) {
+  return z.union([z.string(), z.number()]).optional().transform((raw, ctx) => {
+    if (raw === undefined || raw === '') return fallback;
+    const n = typeof raw === 'number' ? (Number.isInteger(raw) ? raw : null) : parseInteger(raw);
+    if (n === null || n < min || n > max) {
+      ctx.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    }
+    return n;
+  });
+}
+
+const contentsFormatSchema = z
+  .union([z.string(), z.number()])
+  .optional()
+  .transform((raw, ctx) => {
+    const v = raw === undefined ? '' : strip(String(raw)).toLowerCase();
+    if (v === '' || v === 'markdown') return 'markdown' as const;
+    if (v === 'text') return 'text' as const;
+    ctx.addIssue({ code: 'custom', message: CONTENTS_MESSAGES.format });
+    return z.NEVER;
+  })
+  .meta({ description: '`markdown` (the default: GitHub-flavoured, absolute links) or `text` (no markup).', type: 'string', enum: ['markdown', 'text'] });
+
+const contentsMaxCharsSchema = boundedInteger(
+  CONTENTS_MAX_CHARS_MIN,
+  CONTENTS_MAX_CHARS_MAX,
+  CONTENTS_MAX_CHARS_DEFAULT,
+  CONTENTS_MESSAGES.maxChars,
+).meta({
+  description: `The most characters of content answered (${CONTENTS_MAX_CHARS_MIN} to ${CONTENTS_MAX_CHARS_MAX}, default ${CONTENTS_MAX_CHARS_DEFAULT}); \`length\` is always the whole content's.`,
+  type: 'integer',
+  minimum: CONTENTS_MAX_CHARS_MIN,
+  maximum: CONTENTS_MAX_CHARS_MAX,
+});
+
+const contentsFreshSchema = z
+  .union([z.string(), z.boolean()])
+  .optional()
+  .transform((raw, ctx) => {
+    if (raw === undefined || typeof raw === 'boolean') return raw === true;
+    const v = strip(raw).toLowerCase();
+    if (BOOLEAN_TRUE.has(v)) return true;
+    if (BOOLEAN_FALSE.has(v)) return false;
+    ctx.addIssue({ code: 'custom', message: CONTENTS_MESSAGES.fresh });
+    return z.NEVER;
+  })
+  .meta({ description: '`true` reads the page again instead of answering it from the cache.', type: 'boolean' });
+
+/** Query string of GET /api/v1/contents/. */
+export const contentsQuerySchema = z.object({
+  url: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const url = raw === undefined ? '' : raw.trim();
+      if (url === '') {
+        ctx.addIssue({ code: 'custom', message: CONTENTS_MESSAGES.url });
+        return z.NEVER;
+      }
+      return url;
+    })
+    .meta({ description: 'The page to read: an absolute http or https URL (at most 2,048 characters).', type: 'string' }),
+  format: contentsFormatSchema,
+  max_chars: contentsMaxCharsSchema,
+  fresh: contentsFreshSchema,
+});
+
+export type ContentsParams = z.output<typeof contentsQuerySchema>;
+
+/** JSON body of POST /api/v1/contents/. */
+export const contentsBodySchema = z.object({
+  urls: z
+    .unknown()
+    .transform((raw, ctx) => {
+      const ok =
+        Array.isArray(raw) &&
+        raw.length >= 1 &&
+        raw.length <= CONTENTS_URLS_MAX &&
+        raw.every((u) => typeof u === 'string');
+      if (!ok) {
+        ctx.addIssue({ code: 'custom', message: CONTENTS_MESSAGES.urls });
+        return z.NEVER;
+      }
+      return (raw as string[]).map((u) => u.trim());
+    })
+    .meta({
+      description: `The pages to read, 1 to ${CONTENTS_URLS_MAX} absolute http or https URLs.`,
+      type: 'array',
+      items: { type: 'string' },
+      minItems: 1,
+      maxItems: CONTENTS_URLS_MAX,
+    }),
+  format: contentsFormatSchema,
+  max_chars: contentsMaxCharsSchema,
+  fresh: contentsFreshSchema,
+});
+
+export type ContentsBody = z.output<typeof contentsBodySchema>;
+
+/** The shape of a POST body before the schema: a JSON object. */
+export function contentsBodyErrors(raw: unknown): FieldErrors | null {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { detail: CONTENTS_MESSAGES.body };
+  return null;
+}
+
+/** Web search's `contents`: the first n results (0 to 5, default 0) each with its page's contents. */
+export const webContentsSchema = boundedInteger(0, WEB_CONTENTS_MAX, 0, CONTENTS_MESSAGES.webContents).meta({
+  description: `Read the pages of the first n results (0 to ${WEB_CONTENTS_MAX}, default 0): each gets \`contents\` (the page, as GET /api/v1/contents/ answers it, without \`url\`) or \`contents_error\`. Counts one more search per page read.`,
+  type: 'integer',
+  minimum: 0,
+  maximum: WEB_CONTENTS_MAX,
+});
+
+/** Query string of GET /api/v1/web/: the paged search fields and `contents`. */
+export const webSearchQuerySchema = webQuerySchema.extend({ contents: webContentsSchema });
+
+export type WebSearchParams = z.output<typeof webSearchQuerySchema>;

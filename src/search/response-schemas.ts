@@ -9,6 +9,8 @@ import type {
   TvdbCrewMember,
   WikipediaCard,
 } from '../contracts/cards.js';
+import type { ContentsReason } from '../contents/fetch/reasons.js';
+import type { ContentsFailureEntry, ContentsPage } from '../contents/page.js';
 import type { Place } from '../contracts/place.js';
 import type { ImageResult, NewsResult, VideoResult } from '../contracts/search.js';
 import type { Language } from '../providers/libretranslate/languages.js';
@@ -86,13 +88,85 @@ export const webResultSchema = z.object({
   source_label: text('Display names of the contributing engines (provider_01 left out), joined with " · ".'),
 });
 
+// --- page contents -------------------------------------------------------------
+
+const CONTENTS_REASONS = [
+  'invalid_url',
+  'blocked_address',
+  'timeout',
+  'unreachable',
+  'http_status',
+  'too_large',
+  'unsupported_type',
+  'robots_disallowed',
+  'too_many_redirects',
+  'no_content',
+] as const satisfies readonly ContentsReason[];
+
+const contentsReasonSchema = z.enum(CONTENTS_REASONS).meta({
+  description:
+    "Why the page was not read. The caller's URL: invalid_url (not an absolute http/https URL, credentials in it, over 2,048 characters), blocked_address (a loopback, private, link-local, CGNAT, multicast, reserved or metadata address). The site's: timeout, unreachable, http_status (with `status`), too_large, unsupported_type, robots_disallowed, too_many_redirects, no_content (nothing readable found).",
+});
+
+const contentsPageFields = {
+  final_url: text('The URL after redirects.'),
+  canonical_url: text('The page\'s `<link rel="canonical">`, absolute, or "".'),
+  title: z.string(),
+  byline: text('The author(s), or "".'),
+  site_name: text('The site\'s name, or "".'),
+  published: text('When the page was published (ISO 8601), or "".'),
+  language: text('The page\'s language (BCP 47), or "".'),
+  excerpt: text('A short summary or the first sentences, or "".'),
+  content_type: text('The MIME type read: text/html, application/xhtml+xml, text/plain or application/pdf.'),
+  format: z.enum(['markdown', 'text']),
+  content: text(
+    'The main content only (no navigation, banners, share buttons, related lists, comments or footers): GitHub-flavoured markdown with absolute links, or plain text with paragraphs separated by blank lines.',
+  ),
+  length: z.number().int().meta({ description: 'The whole content\'s length in characters.' }),
+  truncated: z.boolean().meta({ description: '`max_chars` cut the content (at a paragraph or sentence boundary where one is near).' }),
+  fetched_at: text('When the page was fetched (ISO 8601 UTC).'),
+  cached: z.boolean().meta({ description: 'Answered from the cache (a read of the same page within CONTENTS_CACHE_SECONDS).' }),
+};
+
+export const contentsPageSchema = z.object({ url: text('The URL as asked.'), ...contentsPageFields });
+
+export const contentsFailureSchema = z.object({
+  url: text('The URL as asked.'),
+  reason: contentsReasonSchema,
+  detail: z.string(),
+  status: z.number().int().optional().meta({ description: "The site's HTTP status, for http_status." }),
+});
+
+export const contentsSiteFailureSchema = z.object({
+  detail: z.string(),
+  reason: contentsReasonSchema,
+  status: z.number().int().optional().meta({ description: "The site's HTTP status, for http_status." }),
+});
+
+export const contentsBatchResponseSchema = z.object({
+  results: z.array(contentsPageSchema).meta({ description: 'The pages read, in the order asked.' }),
+  failed: z.array(contentsFailureSchema).meta({ description: 'The pages not read, in the order asked.' }),
+});
+
+export const contentsErrorSchema = z
+  .object({ reason: contentsReasonSchema, detail: z.string(), status: z.number().int().optional() })
+  .meta({ description: 'Why the page of this result was not read.' });
+
+export const webSearchResultSchema = webResultSchema.extend({
+  contents: z
+    .object(contentsPageFields)
+    .optional()
+    .meta({ description: 'With `contents=n`, for the first n results: the page read, as GET /api/v1/contents/ answers it without `url`.' }),
+  contents_error: contentsErrorSchema.optional(),
+});
+
 export const webResponseSchema = z.object({
   query: text('The query used.'),
   tab: z.literal('web'),
   page: pageField,
   engine: engineList,
   correction: text('Suggested spelling correction, or "".'),
-  results: z.array(webResultSchema),
+  results: z.array(webSearchResultSchema),
   unresponsive: unresponsiveList,
 });
 
@@ -379,6 +453,10 @@ export const SEARCH_COMPONENT_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   CardsResponse: cardsResponseSchema,
   Detail: detailSchema,
   AllProvidersFailed: allFailedSchema,
+  ContentsPage: contentsPageSchema,
+  ContentsFailure: contentsFailureSchema,
+  ContentsBatchResponse: contentsBatchResponseSchema,
+  ContentsSiteFailure: contentsSiteFailureSchema,
 };
 
 // --- compile-time checks: each schema describes exactly the type it documents ------------------
@@ -425,4 +503,6 @@ export type _Checks = [
   Check<Same<keyof CardsOutput, keyof CardsResponse>>,
   Check<Same<CardsOutput['query'] | CardsOutput['map'], CardsResponse['query'] | CardsResponse['map']>>,
   Check<Same<z.output<typeof allFailedSchema>, AllFailedBody>>,
+  Check<Same<z.output<typeof contentsPageSchema>, ContentsPage>>,
+  Check<Same<z.output<typeof contentsFailureSchema>, ContentsFailureEntry>>,
 ];

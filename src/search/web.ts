@@ -8,6 +8,7 @@ import { createHighlighter, type Highlighter } from './highlight.js';
 import { correctionOf, mergeResults, type WebResult } from './merge.js';
 import { noAnswer, notConfigured, type SearchOutcome } from './outcome.js';
 import type { EngineSlug, WebParams } from './queries.js';
+import type { WebSearchResult } from './web-contents.js';
 
 /*
  * GET /api/v1/web/: parse -> gather -> merge. The configured engines in the
@@ -28,7 +29,7 @@ export interface WebResponse {
   page: number;
   engine: EngineSlug[];
   correction: string;
-  results: WebResult[];
+  results: WebSearchResult[];
   unresponsive: Unresponsive[];
 }
 

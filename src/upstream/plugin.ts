@@ -3,6 +3,7 @@ import { configurationSummary, providerConfiguration } from '../providers/config
 import type { HealthRecorder, HealthRecorderOptions } from './health-recorder.js';
 import { type LimitsView, readLimits } from './pacing/limits-view.js';
 import type { BudgetCrossing } from './pacing/pacer.js';
+import type { SharedCache } from './shared-cache.js';
 import { type StatusReader, createStatusReader } from './health-store.js';
 import { type ProbeScheduler, runProbes, startProbeScheduler } from './probes.js';
 import { createProviderServices } from './services.js';
@@ -35,6 +36,8 @@ export interface HealthServices {
 declare module 'fastify' {
   interface FastifyInstance {
     health: HealthServices;
+    /** The response cache level every worker and instance shares (null: this process keeps to its own). */
+    sharedCache: SharedCache | null;
   }
 }
 
@@ -97,6 +100,7 @@ async function providersPlugin(app: FastifyInstance, options: ProvidersPluginOpt
     }
 
   app.decorate('providers', providers);
+  app.decorate('sharedCache', services.shared ?? null);
   app.decorate('upstream', { call: runner.call, gather: runner.gather });
   app.decorate('health', {
     recorder,

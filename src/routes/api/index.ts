@@ -10,6 +10,7 @@ import { apiStatusRoute } from './status.js';
 import { suggestRoute } from './suggest.js';
 import { translateRoute } from './translate.js';
 import { webRoute } from './web.js';
+import { contentsRoute } from './contents.js';
 
 const API_METHODS = ['GET', 'HEAD', 'POST'] as const;
 
@@ -29,7 +30,8 @@ export async function apiRoutes(app: FastifyInstance): Promise<void> {
   await apiRootRoute(app);
   await apiKeyRoute(app);
   await apiStatusRoute(app);
-  await webRoute(app);
+  await webRoute(app, app.contents);
+  if (app.contents) await contentsRoute(app, app.contents);
   await suggestRoute(app);
   await instantRoute(app);
   await mediaRoutes(app);

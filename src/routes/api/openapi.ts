@@ -35,6 +35,8 @@ export interface RouteDoc {
   /** The 200 body. */
   response: z.ZodType;
   errors?: OwnErrors;
+  /** The body of its own 502 (default: every provider asked failed). */
+  failure?: z.ZodType;
   /** Extra response headers of the 200 (name → description). */
   headers?: Record<string, string>;
 }
@@ -269,7 +271,8 @@ export function buildOpenApiDocument(operations: readonly ApiOperation[]): OpenA
       }
       responses['429'] = ref(RESPONSES, 'TooManyRequests');
       if (own[502]) {
-        responses['502'] = { description: own[502], content: jsonContent(ref(SCHEMAS, 'AllProvidersFailed')) };
+        const failure = op.doc.failure ? names.get(op.doc.failure)! : 'AllProvidersFailed';
+        responses['502'] = { description: own[502], content: jsonContent(ref(SCHEMAS, failure)) };
       }
       responses['503'] = own[503]
         ? withDescription(

@@ -32,12 +32,21 @@ export interface SearchRoute<S extends z.ZodObject, B> {
   /** 'after' (default): counted on a success only. 'before': counted as the upstream is asked, so a 5xx counts too. */
   count?: 'after' | 'before';
   /** The outcome, or a promise of it. */
-  handle(params: z.output<S>, request: FastifyRequest): SearchOutcome<B> | Promise<SearchOutcome<B>>;
+  handle(params: z.output<S>, request: FastifyRequest): RouteOutcome<B> | Promise<RouteOutcome<B>>;
   /** Writes a 200 body's JSON itself (default: Fastify's serializer). */
   json?(body: B): string;
   /** The endpoint in the OpenAPI document (its parameters come from `schema`). */
   doc?: RouteDoc;
 }
+
+/**
+ * A search's outcome, or one of the answers only page contents give: a 502 naming why the site's
+ * page was not read, and a 429 when a POST's pages pass the monthly quota.
+ */
+export type RouteOutcome<B> =
+  | SearchOutcome<B>
+  | { status: 502; body: { detail: string; reason: string; status?: number } }
+  | { status: 429; body: { detail: string }; headers?: Record<string, string> };
 
 /** The content type Fastify gives the JSON it serializes, for the bodies a route writes itself. */
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
