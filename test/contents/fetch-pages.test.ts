@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContentsFailure, createPageFetcher, type PageFetcher } from '../../src/contents/fetch/index.js';
-import { ARTICLE_HTML, SITE_PDF, SITE_TEXTS, type SiteFake, startSiteFake } from '../fakes/site.js';
+import { ARTICLE_HTML, BLOG_POST_HTML, SITE_PDF, SITE_TEXTS, type SiteFake, startSiteFake } from '../fakes/site.js';
 
 const UA = 'Sift/0.1 (+https://github.com/sift-search/sift; bot)';
 const MAX_BYTES = 64 * 1024;
@@ -49,6 +49,12 @@ describe('contents fetching: pages', () => {
     });
     expect(page.bytes).toBeUndefined();
     expect(page.fetchedAt.toISOString()).toBe('2026-12-07T10:00:00.000Z');
+  });
+
+  it('reads a page labelled ISO-8859-1 as windows-1252, as browsers do: the euro sign and dashes included', async () => {
+    const page = await fetcher.fetch(`${site.url}/blog/zwetschgendatschi.html`);
+    expect(page.text).toBe(BLOG_POST_HTML);
+    expect(page.text).toContain('keine 8 € – und schmeckt');
   });
 
   it('sends Sift user agent and asks for compressed bodies', async () => {

@@ -39,6 +39,8 @@ export const SITE_ROBOTS = [
 
 const PAGES = new URL('./site-pages/', import.meta.url);
 export const ARTICLE_HTML = readFileSync(new URL('article.html', PAGES), 'utf8');
+/** A German blog post with a consent wall, sidebar and comments, served in ISO-8859-1 (read as windows-1252). */
+export const BLOG_POST_HTML = readFileSync(new URL('blog-post.html', PAGES), 'utf8');
 
 /** A one-page PDF showing `text` (PDF 1.4, Helvetica, byte offsets computed). */
 export function tinyPdf(text: string): Buffer {
@@ -138,6 +140,7 @@ export async function startSiteFake(options: SiteFakeOptions = {}): Promise<Site
       body: 'User-agent: *\nDisallow: /article.html\n',
     }),
     '/article.html': () => html(ARTICLE_HTML),
+    '/blog/zwetschgendatschi.html': () => html(iconv.encode(BLOG_POST_HTML, 'windows-1252'), 'ISO-8859-1'),
     '/private/page.html': () => html(ARTICLE_HTML),
     '/members/secret.html': () => html(ARTICLE_HTML),
     '/members/public.html': () => html(ARTICLE_HTML),
