@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseAllowHost } from './allow-hosts.js';
 import { usableCores } from './cores.js';
 import { parseProviderLimits } from './provider-limits.js';
 import { parseRate } from './rate.js';
@@ -183,6 +184,23 @@ const origins = () =>
     return out;
   });
 
+/**
+ * `CONTENTS_ALLOW_HOSTS`: private addresses or CIDRs, each with an optional port, that page contents
+ * may be fetched from (allow-hosts.ts); an entry that is none stops the start.
+ */
+const allowHosts = () =>
+  list().transform((items, ctx) => {
+    const invalid = items.find((item) => !parseAllowHost(item));
+    if (invalid !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be a comma list of addresses or CIDRs, each with an optional port, like 10.0.0.0/8, 127.0.0.1:8089 or [::1]:8080 (got "${invalid}")`,
+      });
+      return z.NEVER;
+    }
+    return items;
+  });
+
 const logLevel = z.preprocess(
   blankToUndefined,
   z
@@ -265,6 +283,16 @@ export const envSchema = z.object({
   PROVIDER_SUSPEND_AFTER_FAILURES: int(5, 0, 1000),
   PROVIDER_SUSPEND_FIRST_SECONDS: int(5, 1, 86400),
   PROVIDER_SUSPEND_MAX_SECONDS: int(300, 1, 86400),
+
+  // Page contents (/api/v1/contents/)
+  CONTENTS_ENABLED: bool(true),
+  CONTENTS_ALLOW_HOSTS: allowHosts(),
+  CONTENTS_MAX_BYTES: int(5 * 1024 * 1024, 64 * 1024, 100 * 1024 * 1024),
+  CONTENTS_TIMEOUT_SECONDS: int(10, 1, 120),
+  CONTENTS_USER_AGENT: str('Sift/0.1 (page reader bot; +https://github.com/sift-search/sift)'),
+  CONTENTS_RESPECT_ROBOTS: bool(true),
+  CONTENTS_HOST_CONCURRENCY: int(2, 1, 64),
+  CONTENTS_CACHE_SECONDS: int(3600, 0, 30 * 86400),
 
   // Provider credentials
   BRAVE_API_KEY: optionalStr(),

@@ -1,3 +1,4 @@
+import { TextDecoder } from '@exodus/bytes/encoding.js';
 import htmlEncodingSniffer from 'html-encoding-sniffer';
 import { computedMIMEType, MIMEType } from 'whatwg-mimetype';
 import { ContentsFailure } from './reasons.js';
@@ -8,9 +9,11 @@ import { ContentsFailure } from './reasons.js';
  * whatwg-mimetype). The charset is found as browsers find it (WHATWG HTML's encoding sniffing, by
  * html-encoding-sniffer): a byte order mark, else the header's charset, else a <meta charset> or
  * <meta http-equiv> in the first 1024 bytes; for XHTML the <?xml encoding?> declaration. A page
- * that declares nothing is read as UTF-8 when it is valid UTF-8, else as windows-1252. Decoding is
- * the platform's TextDecoder (Node's full ICU knows windows-125x, ISO-8859-x, Shift_JIS, EUC-JP,
- * GB18030, Big5, EUC-KR…).
+ * that declares nothing is read as UTF-8 when it is valid UTF-8, else as windows-1252.
+ * Decoding is @exodus/bytes' TextDecoder (the WHATWG Encoding Standard, its legacy single- and
+ * multi-byte encodings included), not the platform's: Node 20's TextDecoder reads windows-1252,
+ * the encoding of every page labelled ISO-8859-1 or ASCII, as Latin-1, so “ ” — € and the other
+ * characters of 0x80-0x9F come out as control characters (nodejs/node#56542).
  */
 
 export type PageKind = 'html' | 'text' | 'pdf';

@@ -20,7 +20,8 @@ export function portOf(url: URL): number {
 
 /** `raw` as an absolute http(s) URL that may be fetched; throws a ContentsFailure (invalid_url, blocked_address). */
 export function parseContentsUrl(raw: string, policy: AddressPolicy): URL {
-  if (typeof raw !== 'string' || raw.trim() === '') throw new ContentsFailure('invalid_url', 'the URL is empty');
+  if (typeof raw !== 'string') throw new ContentsFailure('invalid_url', 'the URL must be a string');
+  if (raw.trim() === '') throw new ContentsFailure('invalid_url', 'the URL is empty');
   if (raw.length > MAX_URL_LENGTH) {
     throw new ContentsFailure('invalid_url', `the URL is longer than ${MAX_URL_LENGTH} characters`);
   }
