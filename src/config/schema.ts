@@ -293,6 +293,9 @@ export const envSchema = z.object({
   CONTENTS_RESPECT_ROBOTS: bool(true),
   CONTENTS_HOST_CONCURRENCY: int(2, 1, 64),
   CONTENTS_CACHE_SECONDS: int(3600, 0, 30 * 86400),
+  CONTENTS_CACHE_MAX_MB: int(32, 1, 65536),
+  CONTENTS_EXTRACT_THREADS: int(2, 1, 64),
+  CONTENTS_EXTRACT_TIMEOUT_SECONDS: int(5, 1, 120),
 
   // Provider credentials
   BRAVE_API_KEY: optionalStr(),

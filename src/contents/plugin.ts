@@ -33,6 +33,8 @@ function pageBytes(page: CachedPage): number {
 }
 
 function pageCache(app: FastifyInstance, ttlMs: number, maxBytes: number): PageCache {
+  // CONTENTS_CACHE_SECONDS=0: every read fetches.
+  if (ttlMs <= 0) return { getOrFetch: (_key, _fresh, fetch) => fetch() };
   const lru = new LRUCache<string, CachedPage>({ maxSize: maxBytes, maxEntrySize: maxBytes, sizeCalculation: pageBytes, ttl: ttlMs });
   const inFlight = new Map<string, Promise<CachedPage>>();
   const shared = app.sharedCache;
