@@ -95,10 +95,20 @@ describe('contents fetching: pages', () => {
     expect(html.contentType).toBe('text/html');
   });
 
-  it.each(['/image.png', '/untyped/image', '/data.json'])('refuses %s as unsupported_type', async (path) => {
-    const failure = await failureOf(fetcher.fetch(`${site.url}${path}`));
-    expect(failure.reason).toBe('unsupported_type');
+  it('reads a PDF served as application/octet-stream, as a download often is', async () => {
+    const page = await fetcher.fetch(`${site.url}/download/doc`);
+    expect(page.kind).toBe('pdf');
+    expect(page.contentType).toBe('application/pdf');
+    expect(Buffer.from(page.bytes!).equals(SITE_PDF)).toBe(true);
   });
+
+  it.each(['/image.png', '/untyped/image', '/data.json', '/download/archive'])(
+    'refuses %s as unsupported_type',
+    async (path) => {
+      const failure = await failureOf(fetcher.fetch(`${site.url}${path}`));
+      expect(failure.reason).toBe('unsupported_type');
+    },
+  );
 
   it.each([
     ['/missing', 404],

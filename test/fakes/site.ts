@@ -196,6 +196,11 @@ export async function startSiteFake(options: SiteFakeOptions = {}): Promise<Site
     '/charset/undeclared-utf-8': () => html(page('', SITE_TEXTS.shiftJis), ''),
     '/doc.pdf': () => ({ headers: { 'content-type': 'application/pdf' }, body: SITE_PDF }),
     '/untyped/doc': () => ({ body: SITE_PDF }),
+    '/download/doc': () => ({ headers: { 'content-type': 'application/octet-stream' }, body: SITE_PDF }),
+    '/download/archive': () => ({
+      headers: { 'content-type': 'application/octet-stream' },
+      body: Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00]),
+    }),
     '/untyped/page': () => ({ body: ARTICLE_HTML }),
     '/untyped/image': () => ({ body: PNG }),
     '/image.png': () => ({ headers: { 'content-type': 'image/png' }, body: PNG }),
