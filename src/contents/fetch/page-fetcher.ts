@@ -2,6 +2,7 @@ import dns from 'node:dns';
 import { Agent, type Dispatcher } from 'undici';
 import { addressPolicy } from './address-policy.js';
 import { discard, readBody } from './body.js';
+import { deadline } from './deadline.js';
 import { classifyBody, decodeText, type PageKind, refuseUnreadableType } from './decode.js';
 import { ContentsFailure } from './reasons.js';
 import { ROBOTS_MAX_BYTES, robotsRules } from './robots.js';
@@ -63,25 +64,6 @@ export interface PageFetcherOptions {
   now?: () => number;
   /** How long an origin's robots.txt is kept (default 1 hour). */
   robotsTtlMs?: number;
-}
-
-/** The one deadline of a fetch: its own time cap and the caller's signal. */
-function deadline(timeoutMs: number, callerSignal: AbortSignal | undefined) {
-  const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new ContentsFailure('timeout', `the page took longer than ${timeoutMs} ms`)),
-    timeoutMs,
-  );
-  const onCallerAbort = () => controller.abort(new ContentsFailure('timeout', 'the fetch was cancelled'));
-  if (callerSignal?.aborted) onCallerAbort();
-  else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
-  return {
-    signal: controller.signal,
-    clear() {
-      clearTimeout(timer);
-      callerSignal?.removeEventListener('abort', onCallerAbort);
-    },
-  };
 }
 
 const CONNECTION_FAILURES: Record<string, string> = {
@@ -193,6 +175,7 @@ export function createPageFetcher(options: PageFetcherOptions): PageFetcher {
 
   const robots = robotsRules({
     userAgent: options.userAgent,
+    timeoutMs: options.timeoutMs,
     ttlMs: options.robotsTtlMs ?? 3_600_000,
     now,
     async fetchRobotsTxt(url, signal) {
