@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContentsFailure, createPageFetcher, type PageFetcher } from '../../src/contents/fetch/index.js';
 import { ARTICLE_HTML, BLOG_POST_HTML, SITE_PDF, SITE_TEXTS, type SiteFake, startSiteFake } from '../fakes/site.js';
+import { stubLookup } from './connections.js';
 
 const UA = 'Sift/0.1 (+https://github.com/sift-search/sift; bot)';
 const MAX_BYTES = 64 * 1024;
@@ -229,7 +230,20 @@ describe('contents fetching: unreachable sites', () => {
   });
 
   it('answers a name that does not resolve as unreachable', async () => {
-    const failure = await failureOf(fetcher.fetch('http://no-such-host.invalid/'));
-    expect(failure.reason).toBe('unreachable');
+    const local = createPageFetcher({
+      allowHosts: [],
+      maxBytes: MAX_BYTES,
+      timeoutMs: TIMEOUT_MS,
+      userAgent: UA,
+      respectRobots: false,
+      lookup: stubLookup({}),
+    });
+    try {
+      const failure = await failureOf(local.fetch('http://no-such-host.test/'));
+      expect(failure.reason).toBe('unreachable');
+      expect(failure.detail).toMatch(/does not resolve/);
+    } finally {
+      await local.close();
+    }
   });
 });
