@@ -129,6 +129,14 @@ describe('contents fetching: pages', () => {
   );
 });
 
+describe('contents fetching: bodies that cannot be decoded', () => {
+  it('answers a body that is not the compression it claims as unreachable', async () => {
+    const failure = await failureOf(fetcher.fetch(`${site.url}/gzip/corrupt.html`));
+    expect(failure.reason).toBe('unreachable');
+    expect(failure.detail).toMatch(/could not be decoded/);
+  });
+});
+
 describe('contents fetching: charsets', () => {
   it.each([
     ['the header', '/charset/windows-1252-header', SITE_TEXTS.windows1252],

@@ -163,6 +163,10 @@ export async function startSiteFake(options: SiteFakeOptions = {}): Promise<Site
       headers: { 'content-type': 'text/html; charset=utf-8', 'content-encoding': 'br' },
       body: brotliCompressSync(Buffer.from(ARTICLE_HTML)),
     }),
+    '/gzip/corrupt.html': () => ({
+      headers: { 'content-type': 'text/html', 'content-encoding': 'gzip' },
+      body: 'this is not gzip at all',
+    }),
     '/deflate/article.html': () => ({
       headers: { 'content-type': 'text/html; charset=utf-8', 'content-encoding': 'deflate' },
       body: deflateSync(ARTICLE_HTML),

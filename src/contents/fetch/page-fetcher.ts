@@ -93,7 +93,8 @@ function failureOf(err: unknown, url: URL, signal: AbortSignal): ContentsFailure
   if (TIMEOUTS.has(code)) return new ContentsFailure('timeout', `${url.host} did not answer in time`);
   const known = CONNECTION_FAILURES[code];
   if (known) return new ContentsFailure('unreachable', `${url.host}: ${known}`);
-  if (code.startsWith('Z_') || code.startsWith('ERR__') || code === 'ERR_ZLIB_INITIALIZATION_FAILED') {
+  // zlib's codes begin Z_, brotli's ERR__.
+  if (code.startsWith('Z_') || code.startsWith('ERR__')) {
     return new ContentsFailure('unreachable', `${url.host}: the body could not be decoded`);
   }
   if (/CERT|TLS|SSL/.test(code)) return new ContentsFailure('unreachable', `${url.host}: TLS failed (${code})`);
