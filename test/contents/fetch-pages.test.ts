@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContentsFailure, createPageFetcher, type PageFetcher } from '../../src/contents/fetch/index.js';
 import { ARTICLE_HTML, BLOG_POST_HTML, SITE_PDF, SITE_TEXTS, type SiteFake, startSiteFake } from '../fakes/site.js';
+import { stubLookup } from './connections.js';
 
 const UA = 'Sift/0.1 (+https://github.com/sift-search/sift; bot)';
 const MAX_BYTES = 64 * 1024;
@@ -95,10 +96,20 @@ describe('contents fetching: pages', () => {
     expect(html.contentType).toBe('text/html');
   });
 
-  it.each(['/image.png', '/untyped/image', '/data.json'])('refuses %s as unsupported_type', async (path) => {
-    const failure = await failureOf(fetcher.fetch(`${site.url}${path}`));
-    expect(failure.reason).toBe('unsupported_type');
+  it('reads a PDF served as application/octet-stream, as a download often is', async () => {
+    const page = await fetcher.fetch(`${site.url}/download/doc`);
+    expect(page.kind).toBe('pdf');
+    expect(page.contentType).toBe('application/pdf');
+    expect(Buffer.from(page.bytes!).equals(SITE_PDF)).toBe(true);
   });
+
+  it.each(['/image.png', '/untyped/image', '/data.json', '/download/archive'])(
+    'refuses %s as unsupported_type',
+    async (path) => {
+      const failure = await failureOf(fetcher.fetch(`${site.url}${path}`));
+      expect(failure.reason).toBe('unsupported_type');
+    },
+  );
 
   it.each([
     ['/missing', 404],
@@ -116,6 +127,14 @@ describe('contents fetching: pages', () => {
       expect(page.text).toBe(ARTICLE_HTML);
     },
   );
+});
+
+describe('contents fetching: bodies that cannot be decoded', () => {
+  it('answers a body that is not the compression it claims as unreachable', async () => {
+    const failure = await failureOf(fetcher.fetch(`${site.url}/gzip/corrupt.html`));
+    expect(failure.reason).toBe('unreachable');
+    expect(failure.detail).toMatch(/could not be decoded/);
+  });
 });
 
 describe('contents fetching: charsets', () => {
@@ -219,7 +238,20 @@ describe('contents fetching: unreachable sites', () => {
   });
 
   it('answers a name that does not resolve as unreachable', async () => {
-    const failure = await failureOf(fetcher.fetch('http://no-such-host.invalid/'));
-    expect(failure.reason).toBe('unreachable');
+    const local = createPageFetcher({
+      allowHosts: [],
+      maxBytes: MAX_BYTES,
+      timeoutMs: TIMEOUT_MS,
+      userAgent: UA,
+      respectRobots: false,
+      lookup: stubLookup({}),
+    });
+    try {
+      const failure = await failureOf(local.fetch('http://no-such-host.test/'));
+      expect(failure.reason).toBe('unreachable');
+      expect(failure.detail).toMatch(/does not resolve/);
+    } finally {
+      await local.close();
+    }
   });
 });

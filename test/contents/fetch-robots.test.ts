@@ -89,6 +89,25 @@ describe('contents fetching honours robots.txt', () => {
     expect(site.requestsFor('/robots.txt')).toHaveLength(2);
   });
 
+  it('makes one robots.txt fetch for pages of one origin fetched at the same time', async () => {
+    const pages = await Promise.all(
+      ['/article.html', '/members/public.html', '/hops/1'].map((path) => fetcher.fetch(`${site.url}${path}`)),
+    );
+    expect(pages.map((p) => p.status)).toEqual([200, 200, 200]);
+    expect(site.requestsFor('/robots.txt')).toHaveLength(1);
+  });
+
+  it("lets the other pages wait for a shared robots.txt fetch when one page's caller gives up", async () => {
+    const quitter = new AbortController();
+    const given = fetcher.fetch(`${site.url}/article.html`, { signal: quitter.signal });
+    const kept = fetcher.fetch(`${site.url}/members/public.html`);
+    quitter.abort();
+    const failure = await failureOf(given);
+    expect(failure.reason).toBe('timeout');
+    expect((await kept).status).toBe(200);
+    expect(site.requestsFor('/robots.txt')).toHaveLength(1);
+  });
+
   it('allows everything when robots.txt answers 4xx', async () => {
     site.setRobots({ status: 404, body: 'not found' });
     const page = await fetcher.fetch(`${site.url}/private/page.html`);

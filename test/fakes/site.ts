@@ -163,6 +163,10 @@ export async function startSiteFake(options: SiteFakeOptions = {}): Promise<Site
       headers: { 'content-type': 'text/html; charset=utf-8', 'content-encoding': 'br' },
       body: brotliCompressSync(Buffer.from(ARTICLE_HTML)),
     }),
+    '/gzip/corrupt.html': () => ({
+      headers: { 'content-type': 'text/html', 'content-encoding': 'gzip' },
+      body: 'this is not gzip at all',
+    }),
     '/deflate/article.html': () => ({
       headers: { 'content-type': 'text/html; charset=utf-8', 'content-encoding': 'deflate' },
       body: deflateSync(ARTICLE_HTML),
@@ -196,6 +200,11 @@ export async function startSiteFake(options: SiteFakeOptions = {}): Promise<Site
     '/charset/undeclared-utf-8': () => html(page('', SITE_TEXTS.shiftJis), ''),
     '/doc.pdf': () => ({ headers: { 'content-type': 'application/pdf' }, body: SITE_PDF }),
     '/untyped/doc': () => ({ body: SITE_PDF }),
+    '/download/doc': () => ({ headers: { 'content-type': 'application/octet-stream' }, body: SITE_PDF }),
+    '/download/archive': () => ({
+      headers: { 'content-type': 'application/octet-stream' },
+      body: Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00]),
+    }),
     '/untyped/page': () => ({ body: ARTICLE_HTML }),
     '/untyped/image': () => ({ body: PNG }),
     '/image.png': () => ({ headers: { 'content-type': 'image/png' }, body: PNG }),

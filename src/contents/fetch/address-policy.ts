@@ -85,12 +85,6 @@ function addressOf(text: string): { address: string; family: 'ipv4' | 'ipv6' } |
   return { address, family: family === 6 ? 'ipv6' : 'ipv4' };
 }
 
-/** Whether `address` is in a range that is never fetched from unless allowed. */
-export function isBlockedAddress(address: string): boolean {
-  const parsed = addressOf(address);
-  return parsed === undefined || BLOCKED.check(parsed.address, parsed.family);
-}
-
 /**
  * The policy for a CONTENTS_ALLOW_HOSTS list (entries as `parseAllowHost` reads them). Throws on an
  * entry that is no address or CIDR: the configuration schema has refused those already.

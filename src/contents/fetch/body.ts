@@ -19,7 +19,7 @@ function decoderFor(coding: string): Transform | undefined {
   switch (coding) {
     case 'gzip':
     case 'x-gzip':
-      // Streams of several gzip members, and ones cut short, are what browsers accept too.
+      // A body cut short still gives what it holds, as browsers show it.
       return zlib.createGunzip({ finishFlush: zlib.constants.Z_SYNC_FLUSH });
     case 'deflate':
       return zlib.createInflate({ finishFlush: zlib.constants.Z_SYNC_FLUSH });

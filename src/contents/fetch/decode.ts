@@ -35,12 +35,19 @@ export function parseContentType(header: string | undefined): MIMEType | undefin
 const UNKNOWN = new Set(['unknown/unknown', 'application/unknown', '*/*']);
 
 /**
+ * The generic binary type, which many servers give every download: read when the body is a PDF
+ * (it starts with the PDF signature), refused otherwise.
+ */
+const OCTET_STREAM = 'application/octet-stream';
+const PDF_SIGNATURE = Buffer.from('%PDF-');
+
+/**
  * Refuses, before the body is read, a response whose header names a type that is never read
  * (an image, a video, JSON…). A missing or unknown type is decided once the body is there.
  */
 export function refuseUnreadableType(header: string | undefined): void {
   const type = parseContentType(header);
-  if (!type || UNKNOWN.has(type.essence) || KINDS[type.essence]) return;
+  if (!type || UNKNOWN.has(type.essence) || type.essence === OCTET_STREAM || KINDS[type.essence]) return;
   throw new ContentsFailure('unsupported_type', `${type.essence} is not a page (HTML, plain text or PDF)`);
 }
 
@@ -54,6 +61,9 @@ export function classifyBody(
     ...(header === undefined ? {} : { contentTypeHeader: header }),
     noSniff,
   });
+  if (type.essence === OCTET_STREAM && PDF_SIGNATURE.equals(body.subarray(0, PDF_SIGNATURE.length))) {
+    return { kind: 'pdf', contentType: 'application/pdf' };
+  }
   const kind = KINDS[type.essence];
   if (!kind) throw new ContentsFailure('unsupported_type', `${type.essence} is not a page (HTML, plain text or PDF)`);
   return { kind, contentType: type.essence };

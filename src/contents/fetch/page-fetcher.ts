@@ -2,6 +2,7 @@ import dns from 'node:dns';
 import { Agent, type Dispatcher } from 'undici';
 import { addressPolicy } from './address-policy.js';
 import { discard, readBody } from './body.js';
+import { deadline } from './deadline.js';
 import { classifyBody, decodeText, type PageKind, refuseUnreadableType } from './decode.js';
 import { ContentsFailure } from './reasons.js';
 import { ROBOTS_MAX_BYTES, robotsRules } from './robots.js';
@@ -65,25 +66,6 @@ export interface PageFetcherOptions {
   robotsTtlMs?: number;
 }
 
-/** The one deadline of a fetch: its own time cap and the caller's signal. */
-function deadline(timeoutMs: number, callerSignal: AbortSignal | undefined) {
-  const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new ContentsFailure('timeout', `the page took longer than ${timeoutMs} ms`)),
-    timeoutMs,
-  );
-  const onCallerAbort = () => controller.abort(new ContentsFailure('timeout', 'the fetch was cancelled'));
-  if (callerSignal?.aborted) onCallerAbort();
-  else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
-  return {
-    signal: controller.signal,
-    clear() {
-      clearTimeout(timer);
-      callerSignal?.removeEventListener('abort', onCallerAbort);
-    },
-  };
-}
-
 const CONNECTION_FAILURES: Record<string, string> = {
   ENOTFOUND: 'the name does not resolve',
   EAI_AGAIN: 'the name could not be resolved',
@@ -111,7 +93,8 @@ function failureOf(err: unknown, url: URL, signal: AbortSignal): ContentsFailure
   if (TIMEOUTS.has(code)) return new ContentsFailure('timeout', `${url.host} did not answer in time`);
   const known = CONNECTION_FAILURES[code];
   if (known) return new ContentsFailure('unreachable', `${url.host}: ${known}`);
-  if (code.startsWith('Z_') || code.startsWith('ERR__') || code === 'ERR_ZLIB_INITIALIZATION_FAILED') {
+  // zlib's codes begin Z_, brotli's ERR__.
+  if (code.startsWith('Z_') || code.startsWith('ERR__')) {
     return new ContentsFailure('unreachable', `${url.host}: the body could not be decoded`);
   }
   if (/CERT|TLS|SSL/.test(code)) return new ContentsFailure('unreachable', `${url.host}: TLS failed (${code})`);
@@ -193,6 +176,7 @@ export function createPageFetcher(options: PageFetcherOptions): PageFetcher {
 
   const robots = robotsRules({
     userAgent: options.userAgent,
+    timeoutMs: options.timeoutMs,
     ttlMs: options.robotsTtlMs ?? 3_600_000,
     now,
     async fetchRobotsTxt(url, signal) {

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import robotsParserModule from 'robots-parser';
+import { deadline } from './deadline.js';
 import { ContentsFailure } from './reasons.js';
 
 /*
@@ -14,6 +15,8 @@ import { ContentsFailure } from './reasons.js';
  *   minutes only, so a site that recovers is readable again soon.
  * - a timeout or an unreachable host: no verdict; the page's fetch fails for that same reason
  *   (its host is the one that could not be reached).
+ * Fetches of one origin's pages that start together share one robots.txt fetch, bounded by its own
+ * time cap, so one caller giving up does not fail the others.
  */
 
 // robots-parser's types declare an ES default export; the package is a CommonJS function, which Node
@@ -35,6 +38,8 @@ export interface RobotsOptions {
   userAgent: string;
   /** Fetches an origin's robots.txt (redirects followed); rejects with a ContentsFailure. */
   fetchRobotsTxt(url: URL, signal: AbortSignal): Promise<RobotsAnswer>;
+  /** The time cap of one robots.txt fetch. */
+  timeoutMs: number;
   ttlMs: number;
   now: () => number;
 }
@@ -46,12 +51,45 @@ export interface RobotsRules {
   check(url: URL, signal: AbortSignal): Promise<void>;
 }
 
+/** `promise`, or a rejection with the signal's reason as soon as it aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 export function robotsRules(options: RobotsOptions): RobotsRules {
   const cache = new LRUCache<string, { verdict: Verdict; expiresAt: number }>({ max: MAX_ORIGINS });
 
-  async function verdictFor(origin: string, signal: AbortSignal): Promise<Verdict> {
+  const loading = new Map<string, Promise<Verdict>>();
+
+  /** The cached verdict, or the one being loaded, or a new load; abandoned (not cancelled) when `signal` aborts. */
+  function verdictFor(origin: string, signal: AbortSignal): Promise<Verdict> {
     const cached = cache.get(origin);
-    if (cached && cached.expiresAt > options.now()) return cached.verdict;
+    if (cached && cached.expiresAt > options.now()) return Promise.resolve(cached.verdict);
+    let pending = loading.get(origin);
+    if (!pending) {
+      pending = load(origin).finally(() => loading.delete(origin));
+      // A load whose callers all gave up still settles; nobody need hear of it.
+      pending.catch(() => {});
+      loading.set(origin, pending);
+    }
+    return untilAborted(pending, signal);
+  }
+
+  async function load(origin: string): Promise<Verdict> {
+    const limit = deadline(options.timeoutMs, undefined, 'robots.txt');
+    try {
+      return await loadWithin(origin, limit.signal);
+    } finally {
+      limit.clear();
+    }
+  }
+
+  async function loadWithin(origin: string, signal: AbortSignal): Promise<Verdict> {
     const robotsUrl = new URL('/robots.txt', origin);
     let answer: RobotsAnswer;
     try {
