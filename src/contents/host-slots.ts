@@ -57,7 +57,8 @@ export function createHostSlots(pool: pg.Pool, options: HostSlotsOptions): HostS
       const name = `contents ${host.toLowerCase()}`;
       let retryMs = FIRST_RETRY_MS;
       for (;;) {
-        if (signal.aborted) throw new ContentsFailure('timeout', 'the site was busy with other reads until the deadline');
+        if (signal.aborted)
+          throw new ContentsFailure('timeout', 'the site was busy with other reads until the deadline');
         const { rows } = await pool.query<{ outcome: string; lease: string | null }>(
           'SELECT outcome, lease FROM acquire_provider_call($1, NULL, false, NULL, $2, $3, NULL, NULL, 0)',
           [name, options.concurrency, options.holdMs],

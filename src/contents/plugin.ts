@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { LRUCache } from 'lru-cache';
 import type { ProviderSlug } from '../providers/types.js';
-import { createExtractor } from './extract/index.js';
+import { createExtractor, type Extractor } from './extract/index.js';
 import { addressPolicy } from './fetch/address-policy.js';
 import { createPageFetcher } from './fetch/page-fetcher.js';
 import { createHostSlots } from './host-slots.js';
@@ -35,7 +35,12 @@ function pageBytes(page: CachedPage): number {
 function pageCache(app: FastifyInstance, ttlMs: number, maxBytes: number): PageCache {
   // CONTENTS_CACHE_SECONDS=0: every read fetches.
   if (ttlMs <= 0) return { getOrFetch: (_key, _fresh, fetch) => fetch() };
-  const lru = new LRUCache<string, CachedPage>({ maxSize: maxBytes, maxEntrySize: maxBytes, sizeCalculation: pageBytes, ttl: ttlMs });
+  const lru = new LRUCache<string, CachedPage>({
+    maxSize: maxBytes,
+    maxEntrySize: maxBytes,
+    sizeCalculation: pageBytes,
+    ttl: ttlMs,
+  });
   const inFlight = new Map<string, Promise<CachedPage>>();
   const shared = app.sharedCache;
   return {
@@ -74,10 +79,21 @@ async function contentsPlugin(app: FastifyInstance): Promise<void> {
     userAgent: config.CONTENTS_USER_AGENT,
     respectRobots: config.CONTENTS_RESPECT_ROBOTS,
   });
-  const extractor = createExtractor({
-    threads: config.CONTENTS_EXTRACT_THREADS,
-    timeoutMs: Math.min(timeoutMs, config.CONTENTS_EXTRACT_TIMEOUT_SECONDS * 1000),
-    maxQueue: config.CONTENTS_EXTRACT_THREADS * 16,
+  // The worker threads start once the server listens (or with the first page read by an app that
+  // never listens, as in tests), not while it starts.
+  let pool: Extractor | undefined;
+  const started = () =>
+    (pool ??= createExtractor({
+      threads: config.CONTENTS_EXTRACT_THREADS,
+      timeoutMs: Math.min(timeoutMs, config.CONTENTS_EXTRACT_TIMEOUT_SECONDS * 1000),
+      maxQueue: config.CONTENTS_EXTRACT_THREADS * 16,
+    }));
+  const extractor: Extractor = {
+    extract: (input, opts) => started().extract(input, opts),
+    close: () => pool?.close() ?? Promise.resolve(),
+  };
+  app.addHook('onListen', async () => {
+    started();
   });
   const service = createContentsService({
     fetcher,
@@ -90,6 +106,7 @@ async function contentsPlugin(app: FastifyInstance): Promise<void> {
     }),
     cache: pageCache(app, config.CONTENTS_CACHE_SECONDS * 1000, config.CONTENTS_CACHE_MAX_MB * 1024 * 1024),
     timeoutMs,
+    log: app.log,
   });
   app.decorate('contents', service);
   app.addHook('onClose', async () => {

@@ -1,5 +1,5 @@
 import type { ExtractedPage, Extractor } from './extract/index.js';
-import { ExtractorBusy, truncateContent } from './extract/index.js';
+import { ExtractionFailure, ExtractorBusy, truncateContent } from './extract/index.js';
 import type { AddressPolicy } from './fetch/address-policy.js';
 import type { FetchedPage, PageFetcher } from './fetch/page-fetcher.js';
 import { ContentsFailure } from './fetch/reasons.js';
@@ -47,6 +47,7 @@ export interface ContentsServiceDeps {
   cache: PageCache;
   /** The bound of one read, fetch and extraction together (CONTENTS_TIMEOUT_SECONDS). */
   timeoutMs: number;
+  log?: { warn(obj: unknown, msg?: string): void };
 }
 
 export interface ContentsService {
@@ -66,8 +67,12 @@ function failureOf(url: string, err: unknown): ContentsFailureEntry {
       ? { url, reason: err.reason, detail: err.detail }
       : { url, reason: err.reason, detail: err.detail, status: err.status };
   }
+  if (err instanceof ExtractionFailure) return { url, reason: 'no_content', detail: err.message };
   return { url, reason: 'no_content', detail: 'the page could not be read' };
 }
+
+/** Failures that are neither the site's nor the page's: logged, and answered as no_content. */
+const unexpected = (err: unknown) => !(err instanceof ContentsFailure) && !(err instanceof ExtractionFailure);
 
 export function createContentsService(deps: ContentsServiceDeps): ContentsService {
   async function fetchAndExtract(url: URL, format: ContentsFormat, signal: AbortSignal): Promise<CachedPage> {
@@ -132,6 +137,7 @@ export function createContentsService(deps: ContentsServiceDeps): ContentsServic
       if (signal.aborted && !(err instanceof ContentsFailure)) {
         return { ok: false, failure: { url: raw, reason: 'timeout', detail: 'the page was not read in time' } };
       }
+      if (unexpected(err)) deps.log?.warn({ err }, 'contents: a page read failed unexpectedly');
       return { ok: false, failure: failureOf(raw, err) };
     }
   }

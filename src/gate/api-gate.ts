@@ -19,6 +19,7 @@ import {
 } from '../limits/admission.js';
 import { rateLimitHeader, rateLimitPolicy, retryAfterSeconds, throttledDetail } from '../limits/headers.js';
 import { monthStart, nextMonthStart } from '../limits/month.js';
+import { reserveMoreSearches } from '../limits/reserve.js';
 import { createUsageRefunds } from '../limits/usage.js';
 
 /*
@@ -279,20 +280,19 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
       const call = request.apiCall;
       if (call?.outcome !== 'admitted') throw new Error('the API gate did not admit this request');
       if (units <= 0) return 'ok';
-      let decided: Awaited<ReturnType<typeof admissions.admit>>;
+      let reserved: boolean;
       try {
-        decided = await admissions.admit({
-          key: { keyId: call.principal.keyId, userId: call.principal.userId },
-          limited: false,
-          metered: true,
+        reserved = await reserveMoreSearches(pool, {
+          userId: call.principal.userId,
+          month: call.month,
           units,
+          monthlyQuota: config.API_MONTHLY_QUOTA,
         });
       } catch {
         return 'unavailable';
       }
-      if (decided.admission.verdict !== 'admitted') return 'quota';
+      if (!reserved) return 'quota';
       call.reservedLater = (call.reservedLater ?? 0) + units;
-      if (decided.admission.searchesThisMonth !== null) call.searchesThisMonth = decided.admission.searchesThisMonth;
       return 'ok';
     },
     giveBack(request, units) {

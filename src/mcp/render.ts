@@ -96,7 +96,10 @@ export function renderPage(body: Json): string {
   const head = [str(body.title) || str(body.final_url), str(body.final_url)];
   const meta = [str(body.byline), str(body.site_name), str(body.published)].filter(Boolean).join(', ');
   if (meta) head.push(meta);
-  const cut = body.truncated === true ? `\n\n[Truncated: ${String(body.length)} characters in all; raise max_chars for more.]` : '';
+  const cut =
+    body.truncated === true
+      ? `\n\n[Truncated: ${String(body.length)} characters in all; raise max_chars for more.]`
+      : '';
   return `${head.join('\n')}\n\n${str(body.content)}${cut}`;
 }
 

@@ -440,15 +440,18 @@ const BOOLEAN_FALSE: ReadonlySet<string> = new Set(['false', '0', 'no', 'off', '
 
 /** An integer field of a query string or a JSON body, within bounds (a number or its text). */
 function boundedInteger(min: number, max: number, fallback: number, message: string) {
-  return z.union([z.string(), z.number()]).optional().transform((raw, ctx) => {
-    if (raw === undefined || raw === '') return fallback;
-    const n = typeof raw === 'number' ? (Number.isInteger(raw) ? raw : null) : parseInteger(raw);
-    if (n === null || n < min || n > max) {
-      ctx.addIssue({ code: 'custom', message });
-      return z.NEVER;
-    }
-    return n;
-  });
+  return z
+    .union([z.string(), z.number()])
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined || raw === '') return fallback;
+      const n = typeof raw === 'number' ? (Number.isInteger(raw) ? raw : null) : parseInteger(raw);
+      if (n === null || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message });
+        return z.NEVER;
+      }
+      return n;
+    });
 }
 
 const contentsFormatSchema = z
@@ -461,7 +464,11 @@ const contentsFormatSchema = z
     ctx.addIssue({ code: 'custom', message: CONTENTS_MESSAGES.format });
     return z.NEVER;
   })
-  .meta({ description: '`markdown` (the default: GitHub-flavoured, absolute links) or `text` (no markup).', type: 'string', enum: ['markdown', 'text'] });
+  .meta({
+    description: '`markdown` (the default: GitHub-flavoured, absolute links) or `text` (no markup).',
+    type: 'string',
+    enum: ['markdown', 'text'],
+  });
 
 const contentsMaxCharsSchema = boundedInteger(
   CONTENTS_MAX_CHARS_MIN,
@@ -501,7 +508,10 @@ export const contentsQuerySchema = z.object({
       }
       return url;
     })
-    .meta({ description: 'The page to read: an absolute http or https URL (at most 2,048 characters).', type: 'string' }),
+    .meta({
+      description: 'The page to read: an absolute http or https URL (at most 2,048 characters).',
+      type: 'string',
+    }),
   format: contentsFormatSchema,
   max_chars: contentsMaxCharsSchema,
   fresh: contentsFreshSchema,

@@ -78,8 +78,22 @@ export function flattenQuery(query: unknown, fields: readonly string[]): Record<
  * Errors: one message per invalid field (the first issue of each), in schema order.
  */
 export function parseQuery<S extends z.ZodObject>(schema: S, query: unknown): ParseResult<z.output<S>> {
-  const flat = flattenQuery(query, Object.keys(schema.shape));
-  const result = schema.safeParse(flat);
+  return parseFields(schema, flattenQuery(query, Object.keys(schema.shape)));
+}
+
+/**
+ * Validates the schema's fields of an object whose values keep their types (a JSON body's lists,
+ * numbers and booleans), with the errors of parseQuery.
+ */
+export function parseFields<S extends z.ZodObject>(schema: S, fields: unknown): ParseResult<z.output<S>> {
+  const picked: Record<string, unknown> = {};
+  if (fields !== null && typeof fields === 'object') {
+    for (const field of Object.keys(schema.shape)) {
+      const v = (fields as Record<string, unknown>)[field];
+      if (Object.hasOwn(fields, field) && v !== null) picked[field] = v;
+    }
+  }
+  const result = schema.safeParse(picked);
   if (result.success) return { ok: true, value: result.data };
   const errors: FieldErrors = {};
   for (const issue of result.error.issues) {

@@ -122,10 +122,14 @@ const contentsPageFields = {
   content: text(
     'The main content only (no navigation, banners, share buttons, related lists, comments or footers): GitHub-flavoured markdown with absolute links, or plain text with paragraphs separated by blank lines.',
   ),
-  length: z.number().int().meta({ description: 'The whole content\'s length in characters.' }),
-  truncated: z.boolean().meta({ description: '`max_chars` cut the content (at a paragraph or sentence boundary where one is near).' }),
+  length: z.number().int().meta({ description: "The whole content's length in characters." }),
+  truncated: z
+    .boolean()
+    .meta({ description: '`max_chars` cut the content (at a paragraph or sentence boundary where one is near).' }),
   fetched_at: text('When the page was fetched (ISO 8601 UTC).'),
-  cached: z.boolean().meta({ description: 'Answered from the cache (a read of the same page within CONTENTS_CACHE_SECONDS).' }),
+  cached: z
+    .boolean()
+    .meta({ description: 'Answered from the cache (a read of the same page within CONTENTS_CACHE_SECONDS).' }),
 };
 
 export const contentsPageSchema = z.object({ url: text('The URL as asked.'), ...contentsPageFields });
@@ -156,7 +160,10 @@ export const webSearchResultSchema = webResultSchema.extend({
   contents: z
     .object(contentsPageFields)
     .optional()
-    .meta({ description: 'With `contents=n`, for the first n results: the page read, as GET /api/v1/contents/ answers it without `url`.' }),
+    .meta({
+      description:
+        'With `contents=n`, for the first n results: the page read, as GET /api/v1/contents/ answers it without `url`.',
+    }),
   contents_error: contentsErrorSchema.optional(),
 });
 

@@ -5,7 +5,7 @@ import { HealthRecorder, type HealthRecorderOptions } from './health-recorder.js
 import { createHttpClient, type HttpClient } from './http.js';
 import { type BudgetCrossing, createPacer, type Pacer } from './pacing/pacer.js';
 import { pacingPlan, type PacingPlan } from './pacing/plan.js';
-import { createProviderDirectory, PROVIDERS } from '../providers/registry.js';
+import { createProviderDirectory, PROVIDER_SLUGS, PROVIDERS } from '../providers/registry.js';
 import { createSharedCache, type SharedCache } from './shared-cache.js';
 import { createRunner, type ProviderRunner, type RunnerDeps, type RunnerLog } from './runner.js';
 import { ProviderSuspensions, type SuspensionLog } from './suspension.js';
@@ -59,6 +59,8 @@ export function configSecrets(config: Config): string[] {
     .filter(Boolean);
 }
 
+const KNOWN_SLUGS: ReadonlySet<string> = new Set(PROVIDER_SLUGS);
+
 export function createProviderServices(
   config: Config,
   pool: pg.Pool,
@@ -97,7 +99,9 @@ export function createProviderServices(
           maxBytes: config.SHARED_CACHE_MAX_MB * 1024 * 1024,
           secrets,
           // A flight outlives its call (the pacing wait and the timeout) before another process takes over.
-          flightMs: (slug) => providers.timeoutMs(slug) * 1.5 + 1000,
+          // Page contents share the cache under a name of their own, bounded by their own timeout.
+          flightMs: (slug) =>
+            (KNOWN_SLUGS.has(slug) ? providers.timeoutMs(slug) : config.CONTENTS_TIMEOUT_SECONDS * 1000) * 1.5 + 1000,
           clustered: config.WORKERS > 1,
           log: options.log,
         })

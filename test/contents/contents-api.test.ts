@@ -41,7 +41,7 @@ beforeAll(async () => {
     ...fakes.env,
     ...UNTHROTTLED,
     CONTENTS_ALLOW_HOSTS: `127.0.0.1:${site.port}`,
-    CONTENTS_TIMEOUT_SECONDS: '3',
+    CONTENTS_TIMEOUT_SECONDS: '30',
   });
   ({ userId, apiKey } = await createUserWithKey(db.pool, 'reader'));
 });
@@ -82,7 +82,13 @@ describe('GET /api/v1/contents/', () => {
         'cached',
       ].sort(),
     );
-    expect(res.body).toMatchObject({ url, final_url: url, content_type: 'text/html', format: 'markdown', truncated: false });
+    expect(res.body).toMatchObject({
+      url,
+      final_url: url,
+      content_type: 'text/html',
+      format: 'markdown',
+      truncated: false,
+    });
     expect(typeof res.body.content).toBe('string');
     expect((res.body.content as string).length).toBe(res.body.length);
     expect(res.body.title).not.toBe('');
@@ -167,7 +173,12 @@ describe('GET /api/v1/contents/', () => {
 describe('POST /api/v1/contents/', () => {
   it('answers the pages read and the pages not read, each in the order asked, and counts the pages read', async () => {
     const before = await usage();
-    const urls = [`${site.url}/article.html?batch`, 'ftp://nope/', `${site.url}/no-such-page.html`, `${site.url}/notes.txt`];
+    const urls = [
+      `${site.url}/article.html?batch`,
+      'ftp://nope/',
+      `${site.url}/no-such-page.html`,
+      `${site.url}/notes.txt`,
+    ];
     const res = await readMany({ urls, format: 'text', max_chars: 5000 });
     expect(res.status).toBe(200);
     const results = res.body.results as Body[];
@@ -188,6 +199,38 @@ describe('POST /api/v1/contents/', () => {
     expect((await readMany({ urls: [1, 2] })).status).toBe(400);
     expect((await readMany([`${site.url}/article.html`])).status).toBe(400);
     expect(await usage()).toBe(before);
+  });
+});
+
+describe('POST /api/v1/contents/ and the monthly quota', () => {
+  it('refuses pages past the quota with 429 and reserves none of them', async () => {
+    const quotaDb = await createTestDatabase();
+    const capped = await buildTestApp(quotaDb, {
+      ...UNTHROTTLED,
+      API_MONTHLY_QUOTA: '3',
+      CONTENTS_ALLOW_HOSTS: `127.0.0.1:${site.port}`,
+      CONTENTS_TIMEOUT_SECONDS: '30',
+    });
+    try {
+      const { userId: cappedUser, apiKey: cappedKey } = await createUserWithKey(quotaDb.pool, 'capped');
+      const post = (urls: string[]) =>
+        capped.app.inject({
+          method: 'POST',
+          url: '/api/v1/contents/',
+          headers: { authorization: `Api-Key ${cappedKey}` },
+          payload: { urls },
+        });
+      const four = await post(['a', 'b', 'c', 'd'].map((p) => `${site.url}/article.html?${p}`));
+      expect(four.statusCode).toBe(429);
+      expect(four.json().detail).toMatch(/quota/i);
+      expect(await searchesCounted(capped, quotaDb, cappedUser)).toBe(0);
+      const three = await post(['a', 'b', 'c'].map((p) => `${site.url}/article.html?${p}`));
+      expect(three.statusCode).toBe(200);
+      expect(await searchesCounted(capped, quotaDb, cappedUser)).toBe(3);
+    } finally {
+      await capped.close();
+      await quotaDb.drop();
+    }
   });
 });
 

@@ -122,7 +122,9 @@ afterAll(async () => {
 });
 
 describe('page contents on two instances', () => {
-  it('holds the per-site limit across instances and reads a page once for the deployment', { timeout: 120_000 }, async () => {
+  it('holds the per-site limit across instances and reads a page once for the deployment', {
+    timeout: 120_000,
+  }, async () => {
     const [a, b] = await Promise.all([startInstance(), startInstance()]);
 
     // Twelve distinct pages of one site at once, half through each instance.

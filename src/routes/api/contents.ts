@@ -9,7 +9,11 @@ import {
   contentsBodySchema,
   contentsQuerySchema,
 } from '../../search/queries.js';
-import { contentsBatchResponseSchema, contentsPageSchema, contentsSiteFailureSchema } from '../../search/response-schemas.js';
+import {
+  contentsBatchResponseSchema,
+  contentsPageSchema,
+  contentsSiteFailureSchema,
+} from '../../search/response-schemas.js';
 import { type RouteOutcome, registerSearchRoute } from './search-route.js';
 
 /**
@@ -44,7 +48,11 @@ async function readAll(
 ): Promise<RouteOutcome<{ results: ContentsPage[]; failed: ContentsFailureEntry[] }>> {
   const reserved = await app.apiGate.reserve(request, body.urls.length - 1);
   if (reserved === 'unavailable') {
-    return { status: 503, body: { detail: 'The service is temporarily unavailable.' }, headers: { 'Retry-After': '5' } };
+    return {
+      status: 503,
+      body: { detail: 'The service is temporarily unavailable.' },
+      headers: { 'Retry-After': '5' },
+    };
   }
   if (reserved === 'quota') {
     const resets = nextMonthStart(new Date());
@@ -105,6 +113,7 @@ export async function contentsRoute(app: FastifyInstance, contents: ContentsServ
   registerSearchRoute(app, {
     path: '/contents/',
     methods: ['POST'],
+    jsonBody: true,
     schema: contentsBodySchema,
     precheck: (raw) => contentsBodyErrors(raw),
     units: () => 1,

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { GatePlan } from '../../gate/api-gate.js';
 import type { SearchOutcome } from '../../search/outcome.js';
-import { type FieldErrors, parseQuery } from '../../search/query-string.js';
+import { type FieldErrors, parseFields, parseQuery } from '../../search/query-string.js';
 import { describeRoute, type RouteDoc } from './openapi.js';
 
 /*
@@ -25,6 +25,8 @@ export interface SearchRoute<S extends z.ZodObject, B> {
   schema: S;
   /** The raw fields to validate (default: the query string; a POST's parsed body for POST). */
   input?(request: FastifyRequest): unknown;
+  /** A POST's body is JSON whose values keep their types (lists, numbers, booleans), not form fields. */
+  jsonBody?: true;
   /** Checks of the raw input before the schema (a POST body that is not an object): errors answer 400 like the schema's. */
   precheck?(raw: unknown, request: FastifyRequest): FieldErrors | null;
   /** Monthly searches one request counts (a POST's are reserved before its body is read: no `params` then). */
@@ -60,7 +62,8 @@ export function registerSearchRoute<S extends z.ZodObject, B>(app: FastifyInstan
   const validate = (request: FastifyRequest): Parsed<S> => {
     const raw = input(request);
     const errors = route.precheck?.(raw, request) ?? null;
-    return errors ? { ok: false, errors } : parseQuery(route.schema, raw);
+    if (errors) return { ok: false, errors };
+    return route.jsonBody && request.method === 'POST' ? parseFields(route.schema, raw) : parseQuery(route.schema, raw);
   };
 
   const apiGate = (request: FastifyRequest): GatePlan => {
