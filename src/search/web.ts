@@ -5,7 +5,7 @@ import { providersOffering } from '../providers/registry.js';
 import { unresponsiveOf } from '../upstream/runner.js';
 import type { ProviderDirectory, ProviderSlug, Unresponsive, Upstream, WebEngineCalls } from '../providers/types.js';
 import { createHighlighter, type Highlighter } from './highlight.js';
-import { correctionOf, mergeResults, type WebResult } from './merge.js';
+import { correctionOf, mergeResults } from './merge.js';
 import { noAnswer, notConfigured, type SearchOutcome } from './outcome.js';
 import type { EngineSlug, WebParams } from './queries.js';
 import type { WebSearchResult } from './web-contents.js';
