@@ -441,11 +441,18 @@ const BOOLEAN_FALSE: ReadonlySet<string> = new Set(['false', '0', 'no', 'off', '
 /** An integer field of a query string or a JSON body, within bounds (a number or its text). */
 function boundedInteger(min: number, max: number, fallback: number, message: string) {
   return z
-    .union([z.string(), z.number()])
+    .unknown()
     .optional()
     .transform((raw, ctx) => {
       if (raw === undefined || raw === '') return fallback;
-      const n = typeof raw === 'number' ? (Number.isInteger(raw) ? raw : null) : parseInteger(raw);
+      const n =
+        typeof raw === 'number'
+          ? Number.isInteger(raw)
+            ? raw
+            : null
+          : typeof raw === 'string'
+            ? parseInteger(raw)
+            : null;
       if (n === null || n < min || n > max) {
         ctx.addIssue({ code: 'custom', message });
         return z.NEVER;
@@ -455,10 +462,10 @@ function boundedInteger(min: number, max: number, fallback: number, message: str
 }
 
 const contentsFormatSchema = z
-  .union([z.string(), z.number()])
+  .unknown()
   .optional()
   .transform((raw, ctx) => {
-    const v = raw === undefined ? '' : strip(String(raw)).toLowerCase();
+    const v = raw === undefined ? '' : typeof raw === 'string' ? strip(raw).toLowerCase() : '?';
     if (v === '' || v === 'markdown') return 'markdown' as const;
     if (v === 'text') return 'text' as const;
     ctx.addIssue({ code: 'custom', message: CONTENTS_MESSAGES.format });
@@ -483,11 +490,11 @@ const contentsMaxCharsSchema = boundedInteger(
 });
 
 const contentsFreshSchema = z
-  .union([z.string(), z.boolean()])
+  .unknown()
   .optional()
   .transform((raw, ctx) => {
     if (raw === undefined || typeof raw === 'boolean') return raw === true;
-    const v = strip(raw).toLowerCase();
+    const v = typeof raw === 'string' ? strip(raw).toLowerCase() : '?';
     if (BOOLEAN_TRUE.has(v)) return true;
     if (BOOLEAN_FALSE.has(v)) return false;
     ctx.addIssue({ code: 'custom', message: CONTENTS_MESSAGES.fresh });

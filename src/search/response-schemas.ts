@@ -157,13 +157,10 @@ export const contentsErrorSchema = z
   .meta({ description: 'Why the page of this result was not read.' });
 
 export const webSearchResultSchema = webResultSchema.extend({
-  contents: z
-    .object(contentsPageFields)
-    .optional()
-    .meta({
-      description:
-        'With `contents=n`, for the first n results: the page read, as GET /api/v1/contents/ answers it without `url`.',
-    }),
+  contents: z.object(contentsPageFields).optional().meta({
+    description:
+      'With `contents=n`, for the first n results: the page read, as GET /api/v1/contents/ answers it without `url`.',
+  }),
   contents_error: contentsErrorSchema.optional(),
 });
 

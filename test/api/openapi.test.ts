@@ -17,6 +17,7 @@ import { startFrankfurterFake } from '../fakes/frankfurter.js';
 import { type MediaFakes, startMediaFakes, startWebFakes, type WebFakes } from '../fakes/index.js';
 import { type LibreTranslateFake, startLibreTranslateFake } from '../fakes/libretranslate.js';
 import { startOpenMeteoFake } from '../fakes/openmeteo.js';
+import { type SiteFake, startSiteFake } from '../fakes/site.js';
 import { loadFixtures } from '../cards/fixtures.js';
 import { buildTestApp, type TestApp, UNTHROTTLED } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -48,6 +49,7 @@ let cards: CardFakes;
 let translateFake: LibreTranslateFake;
 let meteo: FakeServer;
 let fx: FakeServer;
+let site: SiteFake;
 let t: TestApp;
 let bare: TestApp;
 let apiKey: string;
@@ -69,7 +71,10 @@ beforeAll(async () => {
     startFrankfurterFake(),
   ]);
   loadFixtures(cards);
+  site = await startSiteFake();
   t = await buildTestApp(db, {
+    CONTENTS_ALLOW_HOSTS: `127.0.0.1:${site.port}`,
+    CONTENTS_TIMEOUT_SECONDS: '30',
     ...media.env,
     // One Brave for everything: the web fakes' (web, images, news, videos and suggest).
     ...web.env,
@@ -114,6 +119,7 @@ afterAll(async () => {
     translateFake?.close(),
     meteo?.close(),
     fx?.close(),
+    site?.close(),
   ]);
   await db?.drop();
 });
@@ -308,7 +314,7 @@ describe('GET /api/v1/schema/', () => {
         ((pathItem(path)!.item[method] as Json).parameters as Json[]).map((p) => [p.name, p]),
       ) as Record<string, Json & { schema: Json }>;
     const webParams = params('/api/v1/web/');
-    expect(Object.keys(webParams)).toEqual(['q', 'engine', 'safe', 'lang', 'page', 'date']);
+    expect(Object.keys(webParams)).toEqual(['q', 'engine', 'safe', 'lang', 'page', 'date', 'contents']);
     expect(webParams.q).toMatchObject({ in: 'query', required: true, schema: { type: 'string' } });
     expect(webParams.page!.required).toBe(false);
     expect(webParams.engine!.description).toContain('provider_01');
@@ -413,6 +419,21 @@ describe('real answers validate against the document', () => {
     const { unresponsive, ...none } = await expectConforming(200, 'GET', '/api/v1/cards/?q=zzyzx+quorble+nothing');
     expect(unresponsive).toEqual([]);
     expect(Object.values(none).filter((v) => v !== null)).toEqual(['zzyzx quorble nothing']);
+  });
+
+  it('200, 400, 502: page contents, one page and several', async () => {
+    const page = (path: string) => `/api/v1/contents/?${new URLSearchParams({ url: `${site.url}${path}` })}`;
+    const read = await expectConforming(200, 'GET', page('/article.html'));
+    expect(read.content).not.toBe('');
+    const batch = await expectConforming(200, 'POST', '/api/v1/contents/', {
+      payload: JSON.stringify({ urls: [`${site.url}/article.html`, 'ftp://x/'] }),
+      contentType: 'application/json',
+    });
+    expect(batch.failed).toHaveLength(1);
+    const failed = await expectConforming(502, 'GET', page('/no-such-page.html'));
+    expect(failed.reason).toBe('http_status');
+    const refused = await expectConforming(400, 'GET', `/api/v1/contents/?url=${encodeURIComponent('ftp://x/')}`);
+    expect(refused.reason).toBe('invalid_url');
   });
 
   it('400: invalid fields of each kind of endpoint', async () => {

@@ -267,6 +267,48 @@ describe('GET /api/v1/web/?contents=n', () => {
   });
 });
 
+describe('MCP read_page', () => {
+  async function rpc(method: string, params: Body, app: TestApp = t) {
+    const res = await app.app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: {
+        authorization: `Api-Key ${apiKey}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      payload: { jsonrpc: '2.0', id: 1, method, params },
+    });
+    const text = res.body.startsWith('event:') ? res.body.split('\ndata: ')[1]!.split('\n')[0]! : res.body;
+    return JSON.parse(text) as { result?: Body; error?: Body };
+  }
+
+  it('is listed, and answers the page as text with the page object as structured content', async () => {
+    const listed = await rpc('tools/list', {});
+    const tools = (listed.result?.tools as Body[]).map((tool) => tool.name);
+    expect(tools).toContain('read_page');
+    const url = `${site.url}/article.html?mcp`;
+    const called = await rpc('tools/call', { name: 'read_page', arguments: { url, max_chars: 500 } });
+    const result = called.result!;
+    expect(result.isError).toBeFalsy();
+    expect((result.structuredContent as Body).final_url).toBe(url);
+    expect((result.structuredContent as Body).truncated).toBe(true);
+    const text = (result.content as Body[])[0]!.text as string;
+    expect(text).toContain(url);
+    expect(text).toContain('Truncated');
+  });
+
+  it('is not listed when page contents are off', async () => {
+    const off = await buildTestApp(db, { ...UNTHROTTLED, CONTENTS_ENABLED: 'false' });
+    try {
+      const listed = await rpc('tools/list', {}, off);
+      expect((listed.result?.tools as Body[]).map((tool) => tool.name)).not.toContain('read_page');
+    } finally {
+      await off.close();
+    }
+  });
+});
+
 describe('CONTENTS_ENABLED=false', () => {
   it('answers 404 for the contents paths', async () => {
     const off = await buildTestApp(db, { ...UNTHROTTLED, CONTENTS_ENABLED: 'false' });

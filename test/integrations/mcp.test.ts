@@ -78,13 +78,14 @@ afterAll(async () => {
 });
 
 describe('MCP: connecting', () => {
-  it('initializes with the SDK client and lists the eleven tools with their schemas', async () => {
+  it('initializes with the SDK client and lists the twelve tools with their schemas', async () => {
     const client = await connect(apiKey);
     expect(client.getServerVersion()?.name).toBe('sift');
     expect(client.getInstructions()).toContain('failed providers');
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual([
       'web_search',
+      'read_page',
       'image_search',
       'news_search',
       'video_search',
@@ -106,6 +107,7 @@ describe('MCP: connecting', () => {
       'lang',
       'page',
       'date',
+      'contents',
       ...['query', 'engines', 'offset', 'pageno', 'freshness', 'time_range', 'safesearch', 'language', 'search_lang'],
       'count',
     ]);
@@ -359,7 +361,7 @@ describe('MCP: rate limits and quota', () => {
     const res = await fetch(`${limitedBase}/api/v1/suggest/?q=x`, { headers: { 'x-api-key': key } });
     expect(res.status).toBe(429);
     // Still connected: listing needs no request of the limits.
-    expect((await client.listTools()).tools.length).toBe(11);
+    expect((await client.listTools()).tools.length).toBe(12);
     await client.close();
   });
 });

@@ -104,6 +104,8 @@ export async function contentsRoute(app: FastifyInstance, contents: ContentsServ
         "The main content of one web page, as markdown or text: no navigation, banners, share buttons, related lists, comments or footers. HTML, XHTML, plain text and PDF (50 pages at most) are read; robots.txt is honoured; private addresses are never fetched. Cached for the deployment (`cached`). Counts one search; a 400 or a 502 counts nothing. A 400 for the caller's URL carries `reason` (invalid_url or blocked_address) and `detail` besides `url`.",
       response: contentsPageSchema,
       failure: contentsSiteFailureSchema,
+      reasonOn400:
+        "For the caller's URL: invalid_url (not an absolute http or https URL, credentials in it, over 2,048 characters) or blocked_address (a loopback, private, link-local, CGNAT, multicast, reserved or metadata address); `url` and `detail` then say why.",
       errors: {
         502: "The site's page could not be read: `reason` names why (timeout, unreachable, http_status with `status`, too_large, unsupported_type, robots_disallowed, too_many_redirects, no_content).",
         503: 'Every page reader is busy (Retry-After).',

@@ -37,6 +37,8 @@ export interface RouteDoc {
   errors?: OwnErrors;
   /** The body of its own 502 (default: every provider asked failed). */
   failure?: z.ZodType;
+  /** Its 400s may also carry a `reason` code (page contents: the caller's URL). */
+  reasonOn400?: string;
   /** Extra response headers of the 200 (name → description). */
   headers?: Record<string, string>;
 }
@@ -191,10 +193,11 @@ function queryParameters(fields: FieldDocs): Json[] {
 }
 
 /** 400: one message per invalid field (`detail` for a body that is not an object, or a malformed one). */
-function badRequest(fields: FieldDocs): Json {
+function badRequest(fields: FieldDocs, reason?: string): Json {
   const properties: Record<string, Json> = {};
   for (const [name] of fields.properties) properties[name] = { type: 'string' };
   properties.detail = { type: 'string' };
+  if (reason) properties.reason = { type: 'string', description: reason };
   return {
     description: 'Invalid parameters: one human-readable message per invalid field, every invalid field at once.',
     content: jsonContent({ type: 'object', properties, additionalProperties: false, minProperties: 1 }),
@@ -261,7 +264,7 @@ export function buildOpenApiDocument(operations: readonly ApiOperation[]): OpenA
           content: jsonContent(ref(SCHEMAS, names.get(op.doc.response)!)),
         },
       };
-      if (fields) responses['400'] = badRequest(fields);
+      if (fields) responses['400'] = badRequest(fields, op.doc.reasonOn400);
       responses['401'] = ref(RESPONSES, 'Unauthorized');
       responses['403'] = ref(RESPONSES, 'Forbidden');
       if (own[404]) responses['404'] = withDescription(shared.NotFound as Json, own[404]);
