@@ -83,6 +83,8 @@ export interface SiteRequest {
 }
 
 export interface SiteFakeOptions {
+  /** The port to listen on (default: any free one). */
+  port?: number;
   /** Bytes of the pages served over a size cap (default 256 KiB). */
   bigBytes?: number;
   /** What the compressed "bombs" inflate to (default 16 MiB). */
@@ -290,7 +292,10 @@ export async function startSiteFake(options: SiteFakeOptions = {}): Promise<Site
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
   fake.port = (server.address() as AddressInfo).port;
   fake.url = `http://127.0.0.1:${fake.port}`;
   return fake;
