@@ -194,6 +194,8 @@ interface Load {
   machineBusy?: number;
   /** CPU of all PostgreSQL processes per request, ms (when measured). */
   pgCpuMsPerRequest?: number;
+  /** The answers that were not 2xx, by status (load() only). */
+  non2xxByStatus?: Record<string, number>;
 }
 
 interface LoadOptions {
@@ -257,6 +259,11 @@ function loadOf(r: autocannon.Result, cpuMs: number | undefined, pgCpuMs?: numbe
     errors: r.errors + r.timeouts,
     cpuMsPerRequest: cpuMs !== undefined && requests > 0 ? cpuMs / requests : undefined,
     pgCpuMsPerRequest: pgCpuMs !== undefined && requests > 0 ? pgCpuMs / requests : undefined,
+    non2xxByStatus: Object.fromEntries(
+      Object.entries(r.statusCodeStats ?? {})
+        .filter(([status]) => !status.startsWith('2'))
+        .map(([status, s]) => [status, s.count ?? 0]),
+    ),
   };
 }
 
@@ -1428,6 +1435,14 @@ async function main() {
     notes.push(
       `Side by side load (${SIDE_PAIRS} pairs of ${SIDE_DURATION}-s rounds; previous figures: ${previous ? previous.file : 'none in bench/results/*.json'}): ${describe(`WORKERS=${setting} (${count} workers)`, side.clustered, previous?.side.clustered)}; ${describe('1 process', side.oneProcess, previous?.side.oneProcess)}. Postgres: the backends of Sift's own connections.`,
     );
+    const refused = [...clusterRuns, ...oneRuns].flatMap((l) => Object.entries(l.non2xxByStatus ?? {}));
+    if (refused.length > 0) {
+      const byStatus = new Map<string, number>();
+      for (const [status, n] of refused) byStatus.set(status, (byStatus.get(status) ?? 0) + n);
+      notes.push(
+        `Side by side load: answers not 2xx (the rounds' CPU per search counts them as searches): ${[...byStatus].map(([status, n]) => `${status} × ${n}`).join(', ')}.`,
+      );
+    }
     const c = side.clustered;
     // A round with no search served, or whose PostgreSQL figure was lost, gives no figure.
     const measured = clusterRuns.every(
