@@ -2,7 +2,10 @@
 // 1. tsc: every module of src/ to dist/ (the CLI, and the server as modules);
 // 2. esbuild: the server again, bundled with its dependencies, over tsc's
 //    dist/server.js, its lazily loaded parts (the app, the database modules,
-//    metrics) split into dist/chunks/;
+//    metrics) split into dist/chunks/; and the entry of the page extraction
+//    worker threads over tsc's dist/contents/extract/worker.js (a worker loads
+//    its file by path, so it is an entry of its own; src/contents/extract/
+//    worker-file.ts finds it from the bundle);
 // 3. a cluster template for the embedded database (below), beside the bundling;
 // 4. dist/.build-stamp.
 //
@@ -58,7 +61,7 @@ async function bundleServer() {
   try {
     await esbuild.build({
       absWorkingDir: root,
-      entryPoints: ['src/server.ts'],
+      entryPoints: ['src/server.ts', 'src/contents/extract/worker.ts'],
       outbase: 'src',
       outdir: 'dist',
       chunkNames: 'chunks/[name]-[hash]',

@@ -1,6 +1,7 @@
 /** One page's extraction, by kind: what a worker runs (worker.ts), never the main thread. */
 import { ExtractionFailure } from './errors.js';
 import { extractHtml } from './html.js';
+import { extractPdf } from './pdf.js';
 import { extractPlainText } from './plain-input.js';
 import type { ExtractedPage, ExtractInput } from './types.js';
 
@@ -12,8 +13,7 @@ export async function extractPage(input: ExtractInput): Promise<ExtractedPage> {
       return extractPlainText(input.text ?? '');
     case 'pdf':
       if (!input.bytes) throw new ExtractionFailure('no PDF bytes given');
-      // pdf.js is large: loaded by the first PDF a worker reads, not by every worker's start.
-      return (await import('./pdf.js')).extractPdf(input.bytes);
+      return extractPdf(input.bytes);
     default:
       throw new ExtractionFailure('unknown kind of page');
   }

@@ -17,8 +17,26 @@ import type { ExtractedPage, ExtractFormat } from './types.js';
 
 const clean = (value: string | null | undefined) => (value ?? '').replace(/\s+/g, ' ').trim();
 
+/**
+ * linkedom builds the tree as the markup says, without the HTML parser's implied <html> and <body>:
+ * a page or fragment without them gets them, so that there is a body to read.
+ */
+export function withDocumentElements(html: string): string {
+  let out = html.replace(/^\s*<!doctype[^>]*>/i, '');
+  if (!/<body[\s>]/i.test(out)) {
+    const headEnd = /<\/head\s*>/i.exec(out);
+    const htmlStart = /<html[^>]*>/i.exec(out);
+    const at = headEnd ? headEnd.index + headEnd[0].length : htmlStart ? htmlStart.index + htmlStart[0].length : 0;
+    const htmlEnd = /<\/html\s*>/i.exec(out);
+    const end = htmlEnd && htmlEnd.index >= at ? htmlEnd.index : out.length;
+    out = `${out.slice(0, at)}<body>${out.slice(at, end)}</body>${out.slice(end)}`;
+  }
+  if (!/<html[\s>]/i.test(out)) out = `<html>${out}</html>`;
+  return out;
+}
+
 export function extractHtml(html: string, url: string, format: ExtractFormat): ExtractedPage {
-  const { document: parsed } = parseHTML(html);
+  const { document: parsed } = parseHTML(withDocumentElements(html));
   const document = parsed as unknown as DomDocument;
   if (!document.documentElement) throw new ExtractionFailure('the page has no document');
   const base = documentBase(document, url);

@@ -1,9 +1,10 @@
 /*
  * A PDF's text (unpdf, a serverless build of Mozilla's pdf.js): the first MAX_PDF_PAGES pages in
  * order, each page's lines as pdf.js reads them, pages separated by a blank line; the title from
- * the document's metadata.
+ * the document's metadata. pdf.js is large: a worker loads it with the first PDF it reads, not
+ * when it starts.
  */
-import { getDocumentProxy, getMeta } from 'unpdf';
+import type { getDocumentProxy as GetDocumentProxy } from 'unpdf';
 import { ExtractionFailure } from './errors.js';
 import { isoDate, languageTag } from './metadata.js';
 import type { ExtractedPage } from './types.js';
@@ -24,7 +25,8 @@ function pdfDate(value: unknown): string {
 const text = (value: unknown) => (typeof value === 'string' ? value.replace(/\s+/g, ' ').trim() : '');
 
 export async function extractPdf(bytes: Uint8Array): Promise<ExtractedPage> {
-  let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
+  const { getDocumentProxy, getMeta } = await import('unpdf');
+  let pdf: Awaited<ReturnType<typeof GetDocumentProxy>>;
   try {
     // pdf.js takes ownership of the buffer it is given: a copy keeps the caller's intact.
     pdf = await getDocumentProxy(new Uint8Array(bytes));
