@@ -20,7 +20,9 @@
  *   side (the side by side with SearXNG's load: web search at WORKERS=auto and one process,
  *   Sift's and PostgreSQL's CPU per search beside the previous results file's),
  *   quota (bench/quota.ts: upstream calls of a duplicate-heavy mix on one process, WORKERS=2
- *   and two instances; Brave's free plan under 20 clients).
+ *   and two instances; Brave's free plan under 20 clients);
+ *   contents (bench/contents.ts: page extraction scored on scrapinghub's article-extraction-benchmark,
+ *   CPU per page and the event loop under extraction load; skipped without CONTENTS_BENCH_DATASET).
  *
  * Options (environment): BENCH_ENDPOINT_DURATION (s, default 6: Sift's
  * measured run, and the floor's, in two halves around Sift's) and
@@ -633,6 +635,7 @@ const SECTIONS = [
   'workers',
   'side',
   'quota',
+  'contents',
 ];
 const ONLY = new Set(
   (process.env.BENCH_ONLY ?? '')
@@ -1502,6 +1505,40 @@ async function main() {
       met: fp.upstream429s === 0 && fp.notAnswered === 0,
     });
     results.quota = quota;
+  }
+
+  if (wants('contents')) {
+    // CPU of this machine's extraction workers, once the other processes have stopped.
+    log('contents: extraction quality, CPU per page and the event loop');
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/contents.ts'], {
+      cwd: root,
+      env: { ...process.env, BENCH_CONTENTS_FROM_RUN: '1' },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    if (run.status !== 0) throw new Error('bench/contents.ts failed');
+    const out = run.stdout.trimEnd().split('\n');
+    const contents = JSON.parse(out.pop()!) as {
+      skipped?: string;
+      quality?: { f1: number; cpuMedianMs: number; cpuP95Ms: number };
+      eventLoop?: { delayP99Ms: number; idleDelayP99Ms: number; clients: number };
+    };
+    notes.push(out.join('\n'));
+    if (contents.quality && contents.eventLoop) {
+      targets.push({
+        name: 'page extraction F1 (article-extraction-benchmark, text)',
+        value: contents.quality.f1.toFixed(3),
+        target: '≥ 0.955',
+        met: contents.quality.f1 >= 0.955,
+      });
+      targets.push({
+        name: `event loop p99 delay, ${contents.eventLoop.clients} clients extracting (idle: ${contents.eventLoop.idleDelayP99Ms.toFixed(1)} ms)`,
+        value: `${contents.eventLoop.delayP99Ms.toFixed(1)} ms`,
+        target: '< 20 ms',
+        met: contents.eventLoop.delayP99Ms < 20,
+      });
+    }
+    results.contents = contents;
   }
 
   targets.push({
