@@ -62,7 +62,8 @@ function loadDataset(dir: string): DatasetPage[] {
   });
 }
 
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0;
+const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0;
 
 async function extractText(page: DatasetPage): Promise<string> {
   try {
@@ -86,7 +87,13 @@ async function quality(pages: DatasetPage[]) {
     scored.push({ truth: page.truth, prediction });
   }
   cpuMs.sort((a, b) => a - b);
-  return { ...scorePages(scored), pages: pages.length, empty, cpuMedianMs: quantile(cpuMs, 0.5), cpuP95Ms: quantile(cpuMs, 0.95) };
+  return {
+    ...scorePages(scored),
+    pages: pages.length,
+    empty,
+    cpuMedianMs: quantile(cpuMs, 0.5),
+    cpuP95Ms: quantile(cpuMs, 0.95),
+  };
 }
 
 // monitorEventLoopDelay records each whole interval of its timer; the delay is what exceeds this.
