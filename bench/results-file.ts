@@ -16,8 +16,8 @@ export interface RunFigures {
   json: unknown;
   /** Whether every section ran (no BENCH_ONLY). */
   full: boolean;
-  /** Put before both names, for a section run alone (`contents-latest`, `contents-2026-12-07-0512`). */
-  prefix?: string;
+  /** For a section run alone: added to both names (`latest-contents`, `2026-12-07-0512-contents`). */
+  section?: string;
 }
 
 /** `2026-12-04-1756` for a run started at 2026-12-04T17:56Z. */
@@ -27,8 +27,8 @@ export function datedName(at: Date): string {
 }
 
 /** A dated name no earlier run in `dir` holds: a second full run in the same minute gets `-2`, and so on. */
-function freeDatedName(dir: string, at: Date, prefix: string): string {
-  const base = `${prefix}${datedName(at)}`;
+function freeDatedName(dir: string, at: Date, suffix: string): string {
+  const base = `${datedName(at)}${suffix}`;
   const taken = (name: string) =>
     existsSync(path.join(dir, `${name}.md`)) || existsSync(path.join(dir, `${name}.json`));
   let name = base;
@@ -41,9 +41,9 @@ export function writeRunFigures(dir: string, figures: RunFigures): string[] {
   mkdirSync(dir, { recursive: true });
   const markdown = figures.markdown.endsWith('\n') ? figures.markdown : `${figures.markdown}\n`;
   const json = `${JSON.stringify(figures.json, null, 2)}\n`;
-  const prefix = figures.prefix ?? '';
-  const names = [`${prefix}latest`];
-  if (figures.full) names.push(freeDatedName(dir, figures.at, prefix));
+  const suffix = figures.section ? `-${figures.section}` : '';
+  const names = [`latest${suffix}`];
+  if (figures.full) names.push(freeDatedName(dir, figures.at, suffix));
   const written: string[] = [];
   for (const name of names) {
     for (const [ext, text] of [
