@@ -1,13 +1,15 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .mjs script without type declarations
 import { ensureBuilt } from '../../scripts/ensure-built.mjs';
 import { makePdf } from './pdf-file.js';
 
 describe('the built extraction worker', () => {
+  // A stale dist/ is built first: on a busy machine that alone may take over a minute.
+  beforeAll(() => ensureBuilt(), 180_000);
+
   it('is a bundle of its own in dist/, which the built pool finds and runs for HTML and PDF pages', () => {
-    ensureBuilt();
     // scripts/build.mjs: the worker is an esbuild entry (a thread loads its file by path).
     expect(readFileSync('dist/contents/extract/worker.js', 'utf8')).toMatch(/from "\.\.\/\.\.\/chunks\/[\w-]+\.js"/);
     const pdf = Buffer.from(makePdf(['Built page one.', 'Built page two.'], 'Built PDF')).toString('base64');
