@@ -120,10 +120,13 @@ export async function startSiteFake(options: SiteFakeOptions = {}): Promise<Site
   const bigBytes = options.bigBytes ?? 256 * 1024;
   const bombBytes = options.bombBytes ?? 16 * 1024 * 1024;
   const bigPage = `<html><body><p>${'x'.repeat(bigBytes)}</p></body></html>`;
-  // Compressed when first asked for, so a test that does not ask pays nothing for them.
-  const bomb = () => Buffer.concat([Buffer.from('<html><body><p>'), Buffer.alloc(bombBytes, 0x20)]);
-  let gzipBomb: Buffer | undefined;
-  let brotliBomb: Buffer | undefined;
+  // Made cheaply, before any request: the gzip bomb is one member of 1 MiB of spaces repeated
+  // (a gzip stream of several members decodes to all of them), the brotli one at quality 1.
+  const member = gzipSync(Buffer.alloc(1024 * 1024, 0x20), { level: 9 });
+  const gzipBomb = Buffer.concat(Array.from({ length: Math.ceil(bombBytes / (1024 * 1024)) }, () => member));
+  const brotliBomb = brotliCompressSync(Buffer.alloc(bombBytes, 0x20), {
+    params: { [constants.BROTLI_PARAM_QUALITY]: 1 },
+  });
   let robots: RobotsAnswer = { status: 200, body: SITE_ROBOTS };
   const sockets = new Set<Socket>();
   const html = (body: string | Buffer, charset = 'utf-8'): Reply => ({
@@ -225,11 +228,11 @@ export async function startSiteFake(options: SiteFakeOptions = {}): Promise<Site
     },
     '/gzip-bomb': () => ({
       headers: { 'content-type': 'text/html', 'content-encoding': 'gzip' },
-      body: (gzipBomb ??= gzipSync(bomb(), { level: 9 })),
+      body: gzipBomb,
     }),
     '/br-bomb': () => ({
       headers: { 'content-type': 'text/html', 'content-encoding': 'br' },
-      body: (brotliBomb ??= brotliCompressSync(bomb(), { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } })),
+      body: brotliBomb,
     }),
     '/trickle': (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html' });
