@@ -108,16 +108,17 @@ BEGIN
 END $$;
 
 --
--- Name: admit_api_requests(bigint[], bigint[], text[], bytea[], boolean[], boolean[], integer[], double precision, integer, double precision, integer, integer, date, double precision, uuid, integer, bigint); Type: FUNCTION; Schema: public; Owner: -
+-- Name: admit_api_requests(bigint[], bigint[], text[], bytea[], boolean[], boolean[], integer[], double precision, integer, double precision, integer, integer, double precision, uuid, bigint); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.admit_api_requests(key_ids bigint[], user_ids bigint[], prefixes text[], secret_hashes bytea[], limited boolean[], metered boolean[], units integer[], burst_seconds double precision, burst_capacity integer, sustained_seconds double precision, sustained_capacity integer, monthly_quota integer, usage_month date, decide_at double precision, receipt_process uuid, receipt_slot integer, receipt_statement bigint) RETURNS TABLE(auth text, key_id bigint, user_id bigint, username text, secret_hash bytea, user_active boolean, admitted boolean, refused_by text, burst_remaining integer, burst_reset_seconds double precision, sustained_remaining integer, sustained_reset_seconds double precision, burst_wait_seconds double precision, sustained_wait_seconds double precision, searches_this_month bigint)
+CREATE FUNCTION public.admit_api_requests(key_ids bigint[], user_ids bigint[], prefixes text[], secret_hashes bytea[], limited boolean[], metered boolean[], units integer[], burst_seconds double precision, burst_capacity integer, sustained_seconds double precision, sustained_capacity integer, monthly_quota integer, decide_at double precision, receipt_process uuid, receipt_statement bigint) RETURNS TABLE(auth text, key_id bigint, user_id bigint, username text, secret_hash bytea, user_active boolean, admitted boolean, refused_by text, burst_remaining integer, burst_reset_seconds double precision, sustained_remaining integer, sustained_reset_seconds double precision, burst_wait_seconds double precision, sustained_wait_seconds double precision, searches_this_month bigint, reserved integer, usage_month date)
     LANGUAGE plpgsql
     AS $$
 #variable_conflict use_column
 DECLARE
   n integer := cardinality(key_ids);
   now_s float8 := coalesce(decide_at, extract(epoch FROM clock_timestamp()));
+  month_of_decision date := date_trunc('month', to_timestamp(now_s) AT TIME ZONE 'UTC')::date;
   resolved_key bigint[] := key_ids;
   resolved_user bigint[] := user_ids;
   resolved_name text[] := array_fill(NULL::text, ARRAY[n]);
@@ -187,11 +188,17 @@ BEGIN
   -- Lock (making where missing) and read the usage rows, then the rate rows.
   FOR p IN 1 .. coalesce(cardinality(usage_users), 0) LOOP
     SELECT u.searches INTO used FROM usage_monthly u
-     WHERE u.user_id = usage_users[p] AND u.month = usage_month FOR UPDATE;
+     WHERE u.user_id = usage_users[p] AND u.month = month_of_decision FOR UPDATE;
     IF NOT FOUND THEN
-      INSERT INTO usage_monthly (user_id, month) VALUES (usage_users[p], usage_month) ON CONFLICT DO NOTHING;
+      INSERT INTO usage_monthly (user_id, month) VALUES (usage_users[p], month_of_decision) ON CONFLICT DO NOTHING;
       SELECT u.searches INTO used FROM usage_monthly u
-       WHERE u.user_id = usage_users[p] AND u.month = usage_month FOR UPDATE;
+       WHERE u.user_id = usage_users[p] AND u.month = month_of_decision FOR UPDATE;
+      IF NOT FOUND THEN
+        -- Deleted again by another transaction between the insert and the read: deciding on a
+        -- missing row would refuse the request for a quota it has not used. The caller retries.
+        RAISE EXCEPTION 'the usage row of user % vanished while it was being locked', usage_users[p]
+          USING ERRCODE = 'serialization_failure';
+      END IF;
     END IF;
     usage_searches[p] := used;
     usage_changed[p] := false;
@@ -210,6 +217,11 @@ BEGIN
              sustained.closed_count, sustained.closed_loaded, sustained.closed_changed
         FROM rate_limits r WHERE r.key_id = rate_keys[p] FOR NO KEY UPDATE;
       EXIT WHEN FOUND;
+      IF attempt = 2 THEN
+        -- As for the usage rows: never decide on a row that is not there (nor on the previous key's).
+        RAISE EXCEPTION 'the rate row of key % vanished while it was being locked', rate_keys[p]
+          USING ERRCODE = 'serialization_failure';
+      END IF;
       INSERT INTO rate_limits (key_id) VALUES (rate_keys[p]) ON CONFLICT DO NOTHING;
     END LOOP;
     rate_burst[p] := burst;
@@ -229,6 +241,8 @@ BEGIN
     burst_remaining := NULL; burst_reset_seconds := NULL;
     sustained_remaining := NULL; sustained_reset_seconds := NULL;
     burst_wait_seconds := NULL; sustained_wait_seconds := NULL; searches_this_month := NULL;
+    reserved := 0;
+    usage_month := month_of_decision;
     IF auth <> 'ok' THEN
       RETURN NEXT;
       CONTINUE;
@@ -277,6 +291,7 @@ BEGIN
         usage_changed[user_place] := true;
         searches_this_month := used + units[i];
         IF units[i] > 0 THEN
+          reserved := units[i];
           reserved_users := reserved_users || resolved_user[i];
           reserved_units := reserved_units || units[i];
         END IF;
@@ -324,15 +339,12 @@ BEGIN
   FOR p IN 1 .. coalesce(cardinality(usage_users), 0) LOOP
     CONTINUE WHEN NOT usage_changed[p];
     UPDATE usage_monthly m SET searches = usage_searches[p]
-     WHERE m.user_id = usage_users[p] AND m.month = usage_month;
+     WHERE m.user_id = usage_users[p] AND m.month = month_of_decision;
   END LOOP;
 
   IF receipt_process IS NOT NULL AND cardinality(reserved_users) > 0 THEN
-    INSERT INTO admission_receipts AS r (process, slot, statement, month, user_ids, units)
-    VALUES (receipt_process, receipt_slot, receipt_statement, usage_month, reserved_users, reserved_units)
-    ON CONFLICT (process, slot) DO UPDATE SET
-      statement = EXCLUDED.statement, month = EXCLUDED.month, user_ids = EXCLUDED.user_ids,
-      units = EXCLUDED.units, made_at = now();
+    INSERT INTO usage_receipts (process, statement, month, user_ids, units)
+    VALUES (receipt_process, receipt_statement, month_of_decision, reserved_users, reserved_units);
   END IF;
 END
 $$;
@@ -344,6 +356,25 @@ $$;
 CREATE FUNCTION public.pacing_now() RETURNS double precision
     LANGUAGE sql
     AS $$ SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 $$;
+
+--
+-- Name: prune_idle_rate_limits(double precision); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.prune_idle_rate_limits(idle_seconds double precision) RETURNS integer
+    LANGUAGE sql
+    AS $$
+  WITH gone AS (
+    DELETE FROM rate_limits r
+     WHERE r.key_id IN (
+       SELECT i.key_id FROM rate_limits i
+        WHERE i.touched_at < clock_timestamp() - make_interval(secs => idle_seconds)
+        ORDER BY i.key_id
+          FOR UPDATE SKIP LOCKED)
+    RETURNING 1
+  )
+  SELECT count(*)::integer FROM gone
+$$;
 
 --
 -- Name: rate_window_expire(public.rate_window, double precision); Type: FUNCTION; Schema: public; Owner: -
@@ -450,27 +481,38 @@ END
 $$;
 
 --
--- Name: refund_admission_receipt(uuid, integer, bigint); Type: FUNCTION; Schema: public; Owner: -
+-- Name: refund_abandoned_usage_receipts(interval); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.refund_admission_receipt(lost_process uuid, lost_slot integer, lost_statement bigint) RETURNS integer
-    LANGUAGE sql
+CREATE FUNCTION public.refund_abandoned_usage_receipts(older_than interval) RETURNS integer
+    LANGUAGE plpgsql
     AS $$
-  WITH receipt AS (
-    DELETE FROM admission_receipts r
-     WHERE r.process = lost_process AND r.slot = lost_slot AND r.statement = lost_statement
+DECLARE
+  refunded integer;
+  owed_users bigint[];
+  owed_months date[];
+  owed_units bigint[];
+BEGIN
+  WITH gone AS (
+    DELETE FROM usage_receipts r
+     WHERE (r.process, r.statement) IN (
+       SELECT a.process, a.statement FROM usage_receipts a
+        WHERE a.made_at < now() - older_than
+        ORDER BY a.process, a.statement
+          FOR UPDATE SKIP LOCKED)
     RETURNING r.month, r.user_ids, r.units
-  ), per_user AS (
-    SELECT receipt.month, r.user_id, sum(r.units)::bigint AS units
-      FROM receipt, unnest(receipt.user_ids, receipt.units) AS r (user_id, units)
-     GROUP BY receipt.month, r.user_id
-  ), refunded AS (
-    UPDATE usage_monthly u SET searches = greatest(0, u.searches - p.units)
-      FROM per_user p
-     WHERE u.user_id = p.user_id AND u.month = p.month
-    RETURNING 1
+  ), owed AS (
+    SELECT g.month, o.user_id, o.units::bigint AS units
+      FROM gone g, unnest(g.user_ids, g.units) AS o (user_id, units)
   )
-  SELECT count(*)::integer FROM refunded
+  SELECT (SELECT count(*) FROM gone), array_agg(owed.user_id), array_agg(owed.month), array_agg(owed.units)
+    INTO refunded, owed_users, owed_months, owed_units
+    FROM owed;
+  IF owed_users IS NOT NULL THEN
+    PERFORM usage_give_back(owed_users, owed_months, owed_units);
+  END IF;
+  RETURN refunded;
+END
 $$;
 
 --
@@ -499,6 +541,42 @@ BEGIN
     hold_until        = greatest(p.hold_until, t + coalesce(p_rate_spent_ms, '-infinity'))
   WHERE p.provider = p_provider;
 END $$;
+
+--
+-- Name: settle_usage_receipts(uuid, bigint[], boolean[], bigint[], bigint[], integer[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.settle_usage_receipts(p_process uuid, p_statements bigint[], p_whole boolean[], p_refund_statements bigint[], p_refund_users bigint[], p_refund_units integer[]) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  settled integer;
+  owed_users bigint[];
+  owed_months date[];
+  owed_units bigint[];
+BEGIN
+  WITH gone AS (
+    DELETE FROM usage_receipts r USING unnest(p_statements, p_whole) AS s (statement, whole)
+     WHERE r.process = p_process AND r.statement = s.statement
+    RETURNING r.statement, r.month, r.user_ids, r.units, s.whole
+  ), owed AS (
+    SELECT g.month, o.user_id, o.units::bigint AS units
+      FROM gone g, unnest(g.user_ids, g.units) AS o (user_id, units) WHERE g.whole
+    UNION ALL
+    SELECT g.month, f.user_id, f.units::bigint
+      FROM gone g JOIN unnest(p_refund_statements, p_refund_users, p_refund_units) AS f (statement, user_id, units)
+        ON f.statement = g.statement
+     WHERE NOT g.whole
+  )
+  SELECT (SELECT count(*) FROM gone), array_agg(owed.user_id), array_agg(owed.month), array_agg(owed.units)
+    INTO settled, owed_users, owed_months, owed_units
+    FROM owed;
+  IF owed_users IS NOT NULL THEN
+    PERFORM usage_give_back(owed_users, owed_months, owed_units);
+  END IF;
+  RETURN settled;
+END
+$$;
 
 --
 -- Name: sift_notify_key_change(); Type: FUNCTION; Schema: public; Owner: -
@@ -633,24 +711,29 @@ CREATE FUNCTION public.upstream_cache_store(p_owner text, p_keys bytea[], p_prov
   DELETE FROM upstream_flights WHERE key = ANY (p_keys || p_released);
 $$;
 
+--
+-- Name: usage_give_back(bigint[], date[], bigint[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.usage_give_back(user_ids bigint[], months date[], units bigint[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  PERFORM 1 FROM usage_monthly u
+    JOIN unnest(user_ids, months) AS g (user_id, month) ON u.user_id = g.user_id AND u.month = g.month
+   ORDER BY u.user_id, u.month
+     FOR UPDATE OF u;
+  UPDATE usage_monthly u SET searches = greatest(0, u.searches - g.units)
+    FROM (SELECT o.user_id, o.month, sum(o.units) AS units
+            FROM unnest(user_ids, months, units) AS o (user_id, month, units)
+           GROUP BY o.user_id, o.month) AS g
+   WHERE u.user_id = g.user_id AND u.month = g.month;
+END
+$$;
+
 SET default_tablespace = '';
 
 SET default_table_access_method = heap;
-
---
--- Name: admission_receipts; Type: TABLE; Schema: public; Owner: -
---
-
-CREATE UNLOGGED TABLE public.admission_receipts (
-    process uuid NOT NULL,
-    slot integer NOT NULL,
-    statement bigint NOT NULL,
-    month date NOT NULL,
-    user_ids bigint[] NOT NULL,
-    units integer[] NOT NULL,
-    made_at timestamp with time zone DEFAULT now() NOT NULL
-)
-WITH (fillfactor='50');
 
 --
 -- Name: alert_outbox; Type: TABLE; Schema: public; Owner: -
@@ -916,6 +999,19 @@ CREATE TABLE public.usage_monthly (
 );
 
 --
+-- Name: usage_receipts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.usage_receipts (
+    process uuid NOT NULL,
+    statement bigint NOT NULL,
+    month date NOT NULL,
+    user_ids bigint[] NOT NULL,
+    units integer[] NOT NULL,
+    made_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
 -- Name: users; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -969,13 +1065,6 @@ ALTER TABLE ONLY public.provider_call_leases ALTER COLUMN id SET DEFAULT nextval
 --
 
 ALTER TABLE ONLY public.users ALTER COLUMN id SET DEFAULT nextval('public.users_id_seq'::regclass);
-
---
--- Name: admission_receipts admission_receipts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
-
-ALTER TABLE ONLY public.admission_receipts
-    ADD CONSTRAINT admission_receipts_pkey PRIMARY KEY (process, slot);
 
 --
 -- Name: alert_outbox alert_outbox_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -1097,6 +1186,13 @@ ALTER TABLE ONLY public.usage_monthly
     ADD CONSTRAINT usage_monthly_pkey PRIMARY KEY (user_id, month);
 
 --
+-- Name: usage_receipts usage_receipts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.usage_receipts
+    ADD CONSTRAINT usage_receipts_pkey PRIMARY KEY (process, statement);
+
+--
 -- Name: users users_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1150,6 +1246,12 @@ CREATE INDEX upstream_cache_expires ON public.upstream_cache USING btree (expire
 --
 
 CREATE INDEX upstream_cache_owner ON public.upstream_cache USING btree (owner);
+
+--
+-- Name: usage_receipts_made_at; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX usage_receipts_made_at ON public.usage_receipts USING btree (made_at);
 
 --
 -- Name: users_username_lower; Type: INDEX; Schema: public; Owner: -
