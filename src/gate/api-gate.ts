@@ -59,8 +59,6 @@ export type ApiCall =
       plan: GatePlan;
       /** The rate windows after this request; null for a request not rate-limited. */
       rate: RateDecision | null;
-      /** `YYYY-MM-01`: the month the reserved searches were counted in. */
-      month: string;
       /** What the request reserved in the usage ledger (null: nothing). */
       ticket: UsageTicket | null;
       /** The user's searches this month after this request, when the statement read them. */
@@ -180,7 +178,6 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
         principal: identity.principal,
         plan,
         rate: null,
-        month: monthStart(new Date(clock?.() ?? Date.now())),
         searchesThisMonth: null,
         ticket: null,
       };
@@ -254,7 +251,6 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
           principal,
           plan,
           rate: admission.rate,
-          month: decided.month,
           searchesThisMonth: admission.searchesThisMonth,
           ticket: decided.ticket,
         };
