@@ -124,7 +124,8 @@ export function createUsageLedger(
   const abandonedAfterMs = options.abandonedAfterMs ?? ABANDONED_AFTER_MS;
   const onRetry = options.onConflictRetry ?? (() => {});
   const retrying = <T>(statement: () => Promise<T>) => retryingConflicts(statement, onRetry);
-  const process = randomUUID();
+  // Names this ledger's receipts: one per process (and per app in tests).
+  const ledgerId = randomUUID();
   let statements = 0;
   let stopped = false;
   const timers = new Set<NodeJS.Timeout>();
@@ -165,7 +166,7 @@ export function createUsageLedger(
         pool.query(
           'SELECT settle_usage_receipts($1::uuid, $2::bigint[], $3::boolean[], $4::bigint[], $5::bigint[], $6::integer[])',
           [
-            process,
+            ledgerId,
             batch.map((d) => d.statement),
             batch.map((d) => d.whole),
             refunds.map((r) => r.statement),
@@ -210,7 +211,7 @@ export function createUsageLedger(
         pool,
         settings,
         batch.map((w) => w.ask),
-        { process, statement },
+        { process: ledgerId, statement },
       ),
     )
       .then(
