@@ -41,7 +41,10 @@ describe('schema snapshot and baseline', () => {
     await loader.connect();
     await loader.query(dumpAsQuery(readFileSync(SNAPSHOT, 'utf8')));
     await loader.end();
-    expect(await describeSchema(fromSnapshot.pool)).toEqual(await describeSchema(migrated.pool));
+    expect(
+      await describeSchema(fromSnapshot.pool),
+      'docs/schema.sql differs from the migrations: run npm run schema-snapshot and commit it',
+    ).toEqual(await describeSchema(migrated.pool));
   });
 
   it('the baseline alone makes the schema the files it squashed left', async () => {
