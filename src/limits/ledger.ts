@@ -36,8 +36,8 @@ import { type AdmissionAsk, type AdmissionSettings, type Decided, decideAdmissio
  * - a process that died: what its unsettled receipts reserved stays counted for up to
  *   ABANDONED_AFTER_MS plus one PRUNE_INTERVAL_MS.
  * Known under-counts: the abandoned receipts of a process that died are given back whole, so the
- * searches it answered between its statement and its death (the requests in flight then, and at
- * most one settle's round trip of answered ones) are not counted; likewise a receipt given back as
+ * searches it answered between its statement and its death (the requests in flight then, and those
+ * answered within SETTLE_GATHER_MS and one round trip before it) are not counted; likewise a receipt given back as
  * abandoned while its process, still running, could not reach the database that long. The
  * database's own crash may forget the last instants of usage (it commits these writes without
  * waiting for the disk).
@@ -45,6 +45,8 @@ import { type AdmissionAsk, type AdmissionSettings, type Decided, decideAdmissio
 
 /** How long after a lost answer its receipt is settled: past the server's bound on the statement. */
 export const LOST_ANSWER_SETTLE_MS = STATEMENT_TIMEOUT_MS + 5000;
+/** Answered statements wait this long to be settled together: one statement for many under load. */
+const SETTLE_GATHER_MS = 100;
 /** How often a settle that failed (the database away) is tried again. */
 const SETTLE_RETRY_MS = 5000;
 /** A receipt this old was left by a process that died: any process gives it back. */
@@ -145,6 +147,7 @@ export function createUsageLedger(
   /** Settles that failed, tried again after SETTLE_RETRY_MS (or at the next flush). */
   const failed: DueSettle[] = [];
   let settling: Promise<void> | null = null;
+  let gathering: NodeJS.Timeout | null = null;
 
   function retryFailedLater(): void {
     later(SETTLE_RETRY_MS, () => {
@@ -153,8 +156,25 @@ export function createUsageLedger(
     });
   }
 
+  /** Settles what is due after SETTLE_GATHER_MS (not cancelled by stop: flush relies on it). */
   function settleSoon(): void {
-    if (settling === null && due.length > 0) settling = new Promise((resolve) => setImmediate(resolve)).then(settle);
+    if (gathering !== null || settling !== null || due.length === 0) return;
+    gathering = setTimeout(() => {
+      gathering = null;
+      void settleNow();
+    }, SETTLE_GATHER_MS);
+    gathering.unref();
+  }
+
+  /** One settle statement at a time, for everything due when it is sent. */
+  function settleNow(): Promise<void> {
+    if (settling !== null) return settling;
+    if (due.length === 0) return Promise.resolve();
+    settling = settle().finally(() => {
+      settling = null;
+      settleSoon();
+    });
+    return settling;
   }
 
   async function settle(): Promise<void> {
@@ -179,9 +199,6 @@ export function createUsageLedger(
       onSettleError(err);
       if (failed.length === 0) retryFailedLater();
       failed.push(...batch);
-    } finally {
-      settling = null;
-      settleSoon();
     }
   }
 
@@ -257,10 +274,7 @@ export function createUsageLedger(
     },
     async flush() {
       due.push(...failed.splice(0));
-      while (settling !== null || due.length > 0) {
-        settleSoon();
-        await settling;
-      }
+      while (settling !== null || due.length > 0) await settleNow();
     },
     async prune() {
       const idleSeconds = Math.max(settings.limits.burst.windowSeconds, settings.limits.sustained.windowSeconds);
