@@ -61,6 +61,13 @@ function cacheKey(format: ContentsFormat, url: URL): string {
   return `contents ${format} ${u.href}`;
 }
 
+/** A date as ISO 8601 UTC (`…Z`, as every time Sift answers), or "" when it is none. */
+function utc(date: string): string {
+  if (date === '') return '';
+  const ms = Date.parse(date);
+  return Number.isNaN(ms) ? '' : new Date(ms).toISOString();
+}
+
 function failureOf(url: string, err: unknown): ContentsFailureEntry {
   if (err instanceof ContentsFailure) {
     return err.status === undefined
@@ -120,7 +127,7 @@ export function createContentsService(deps: ContentsServiceDeps): ContentsServic
           title: page.title,
           byline: page.byline,
           site_name: page.siteName,
-          published: page.published,
+          published: utc(page.published),
           language: page.language,
           excerpt: page.excerpt,
           content_type: page.contentType,

@@ -91,7 +91,14 @@ describe('GET /api/v1/contents/', () => {
     });
     expect(typeof res.body.content).toBe('string');
     expect((res.body.content as string).length).toBe(res.body.length);
-    expect(res.body.title).not.toBe('');
+    expect(res.body.title).toBe('Night trains return to the Alps');
+    // The page says 06:30 at +01:00; Sift answers every time in UTC.
+    expect(res.body.published).toBe('2026-11-28T05:30:00.000Z');
+    expect(res.body.language).toBe('en-GB');
+    expect(res.body.content).toContain('three operators will run overnight trains');
+    for (const boilerplate of ['We use cookies', 'Related', 'Comments (12)', 'Log in to comment']) {
+      expect(res.body.content).not.toContain(boilerplate);
+    }
     expect(Number.isNaN(Date.parse(res.body.fetched_at as string))).toBe(false);
   });
 
