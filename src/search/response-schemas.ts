@@ -81,6 +81,9 @@ export const webResultSchema = z.object({
   display_url: text('Shortened host form of the URL.'),
   favicon_url: z.string(),
   age: text('Human-readable relative age, or "".'),
+  published: text(
+    'When it was published, as the upstream dates it: ISO 8601 UTC (`2024-03-03T10:12:00Z`), or "" when the upstream gives no date.',
+  ),
   sitelinks: z.array(z.unknown()),
   source: text('The engine that returned it, `both` for two engines, `all` for three or more.'),
   source_label: text('Display names of the contributing engines (provider_01 left out), joined with " · ".'),
@@ -110,6 +113,9 @@ export const newsResultSchema = z.object({
   url: z.string(),
   description: z.string(),
   age: text('Relative age.'),
+  published: text(
+    'When it was published, as the upstream dates it: ISO 8601 UTC (`2024-03-03T10:12:00Z`), or "" when the upstream gives no date.',
+  ),
   source: text('Publisher name.'),
   hostname: z.string(),
   thumbnail: text('Thumbnail URL, or "".'),
@@ -119,10 +125,14 @@ export const videoResultSchema = z.object({
   title: z.string(),
   url: z.string(),
   age: text('Relative age.'),
+  published: text(
+    'When it was published, as the upstream dates it: ISO 8601 UTC (`2024-03-03T10:12:00Z`), or "" when the upstream gives no date.',
+  ),
   source: z.string(),
   duration: text('minutes:seconds, or "".'),
   hostname: z.string(),
   thumbnail: text('Thumbnail URL, or "".'),
+  embed_url: text('The video\'s player page, for an iframe (the platform\'s embed URL), or "".'),
 });
 
 function mediaResponse<T extends 'images' | 'news' | 'videos', R extends z.ZodType>(tab: T, result: R) {

@@ -33,6 +33,19 @@ async function search(params: Record<string, string>, init: { method?: 'GET' | '
 
 const results = (body: Json) => body.results as Json[];
 
+/** A Brave video result as Brave sends one (upstreams.md), for a watch URL. */
+const braveVideo = (url: string) => ({
+  type: 'video_result',
+  title: `Video at ${url}`,
+  url,
+  description: 'A video.',
+  age: '2 days ago',
+  page_age: '2026-12-01T09:30:00',
+  video: { duration: '03:10', views: 10, creator: 'Someone', publisher: 'Platform' },
+  thumbnail: { src: 'https://imgs.search.brave.com/v.jpg', original: `${url}/hq.jpg` },
+  meta_url: { scheme: 'https', netloc: new URL(url).host, hostname: new URL(url).hostname, path: '› watch' },
+});
+
 const usage = () => searchesCounted(t, db, userId);
 
 beforeAll(async () => {
@@ -86,7 +99,8 @@ describe('GET /search?format=json: the response', () => {
         url: 'https://doc.rust-lang.org/book/?x=1#intro',
         title: 'The <b>Rust</b> Book',
         description: 'Learn &amp; love <strong>Rust</strong>, the language.',
-        age: '2024-05-01T10:00:00',
+        age: 'May 1, 2024',
+        publishedDate: '2024-05-01T10:00:00',
       },
       { url: 'https://brave-only.example/' },
     ]);
@@ -111,8 +125,8 @@ describe('GET /search?format=json: the response', () => {
       positions: [1, 2],
       score: expect.any(Number),
       category: 'general',
-      publishedDate: '2024-05-01T10:00:00Z',
-      pubdate: '2024-05-01T10:00:00Z',
+      publishedDate: '2024-05-01T10:00:00+00:00',
+      pubdate: '2024-05-01 10:00:00+0000',
       iframe_src: '',
       audio_src: '',
       length: null,
@@ -279,6 +293,55 @@ describe('categories and engines', () => {
     const news = results((await search({ q: uniq('elections'), format: 'json', categories: 'news' })).body);
     expect(new Set(news.map((r) => r.engine))).toEqual(new Set(['brave', 'worldnews']));
     expect(news.every((r) => r.category === 'news')).toBe(true);
+  });
+
+  it("dates news and videos by the upstream's machine date (publishedDate, pubdate), none when it sends none", async () => {
+    const q = uniq('harbour');
+    fakes.worldnews.setNews(q, [
+      {
+        title: 'Harbour reopens',
+        url: 'https://news.example/harbour',
+        summary: 'It reopens.',
+        text: '',
+        image: '',
+        publish_date: '2026-11-30 08:05:00',
+      },
+      { title: 'Undated', url: 'https://news.example/undated', summary: '', text: '', image: '', publish_date: 'soon' },
+    ]);
+    const news = results((await search({ q, format: 'json', categories: 'news' })).body);
+    const byUrl = new Map(news.map((r) => [r.url, r]));
+    expect(byUrl.get('https://news.example/harbour')).toMatchObject({
+      publishedDate: '2026-11-30T08:05:00+00:00',
+      pubdate: '2026-11-30 08:05:00+0000',
+    });
+    expect(byUrl.get('https://news.example/undated')).toMatchObject({ publishedDate: null, pubdate: '' });
+    // Brave's page_age (no zone: UTC), next to its display age.
+    const brave = news.find((r) => r.engine === 'brave');
+    expect(brave?.publishedDate).toBe('2025-11-20T08:00:00+00:00');
+  });
+
+  it("fills a video's iframe_src from PeerTube's embedUrl and from YouTube, Vimeo and Dailymotion watch URLs", async () => {
+    const q = uniq('lathe');
+    fakes.web.brave.setMediaResults('videos', q, [
+      braveVideo('https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=3'),
+      braveVideo('https://vimeo.com/76979871'),
+      braveVideo('https://www.dailymotion.com/video/x8abcd1'),
+      braveVideo('https://videos.example/watch/1'),
+    ]);
+    const videos = results((await search({ q, format: 'json', categories: 'videos' })).body);
+    const frame = new Map(videos.map((r) => [r.url, r.iframe_src]));
+    expect(frame.get('https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=3')).toBe(
+      'https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ',
+    );
+    expect(frame.get('https://vimeo.com/76979871')).toBe('https://player.vimeo.com/video/76979871');
+    expect(frame.get('https://www.dailymotion.com/video/x8abcd1')).toBe(
+      'https://www.dailymotion.com/embed/video/x8abcd1',
+    );
+    expect(frame.get('https://videos.example/watch/1')).toBe('');
+    const peertube = videos.filter((r) => r.engine === 'sepia');
+    expect(peertube.length).toBeGreaterThan(0);
+    for (const r of peertube) expect(r.iframe_src).toMatch(/^https:\/\/[a-z.]+\/videos\/embed\/[0-9a-f-]{36}$/);
+    expect(peertube[0]!.publishedDate).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/);
   });
 
   it('searches places for the map category', async () => {
