@@ -51,6 +51,7 @@ const engineSlugSchema = z.enum(ENGINE_SLUGS);
 const FAILURE_REASONS = [
   'timeout',
   'error',
+  'unreachable',
   'rate_limited',
   'unavailable',
   'budget_exhausted',
@@ -61,7 +62,7 @@ export const unresponsiveSchema = z
     engine: providerSlugSchema.meta({ description: 'The provider asked.' }),
     reason: z.enum(FAILURE_REASONS).meta({
       description:
-        'timeout: no answer in time; error: a failed answer; rate_limited: the provider refused for its own limits, or had no free slot under its pacing in time; unavailable: skipped while it keeps failing; budget_exhausted: its budget of calls for this period is spent.',
+        'timeout: no answer in time; error: a failed answer; unreachable: no answer at all (its host name did not resolve, the connection was refused or reset); rate_limited: the provider refused for its own limits, or had no free slot under its pacing in time; unavailable: not asked, suspended while it keeps failing; budget_exhausted: its budget of calls for this period is spent.',
     }),
   })
   .meta({ description: 'A provider asked for this request that failed or timed out.' });

@@ -202,6 +202,13 @@ describe('GET /search?format=json: the response', () => {
     expect(res.body.corrections).toEqual(['hello world']);
   });
 
+  it('words a network failure as SearXNG does (HTTP connection error), never as a suspension', async () => {
+    fakes.web.staan.setMode({ kind: 'reset' });
+    const res = await search({ q: uniq('offline'), format: 'json' });
+    expect(res.status).toBe(200);
+    expect(res.body.unresponsive_engines).toEqual([['staan', 'HTTP connection error']]);
+  });
+
   it('lists a failed engine in unresponsive_engines as an [engine, reason] pair, sorted by engine', async () => {
     fakes.web.mojeek.setMode({ kind: 'status', status: 500 });
     fakes.web.staan.setMode({ kind: 'status', status: 503 });

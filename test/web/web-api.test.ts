@@ -441,7 +441,8 @@ describe('GET /api/v1/web/ upstream failures', () => {
     expect(res.body.unresponsive).toEqual([
       { engine: 'provider_01', reason: 'error' },
       { engine: 'provider_02', reason: 'error' },
-      { engine: 'provider_04', reason: 'unavailable' },
+      // A reset connection is a network failure of this call, not a suspension.
+      { engine: 'provider_04', reason: 'unreachable' },
     ]);
     expect(res.body.results.every((r) => r.source === 'provider_03')).toBe(true);
   });

@@ -324,6 +324,7 @@ export function answerText(answer: InstantAnswer): string | null {
 const REASONS: Readonly<Record<string, string>> = {
   timeout: 'timeout',
   error: 'HTTP error',
+  unreachable: 'HTTP connection error',
   rate_limited: 'too many requests',
   unavailable: 'Suspended: too many failures',
 };
