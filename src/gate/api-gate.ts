@@ -34,7 +34,8 @@ import { createUsageRefunds } from '../limits/usage.js';
  *    the request's searches; a key not cached is looked up by the same statement
  *    (limits/admission.ts). Refused: 429 with Retry-After; database unreachable: 503.
  * 4. Run: the route's handler, with `request.apiCall`.
- * 5. Count: an answer that does not count (an error) gives the reserved searches back
+ * 5. Count: an answer that does not count (an error) gives the reserved searches back, one that
+ *    counts fewer than it reserved (`chargeOnly`) the difference
  *    (limits/usage.ts); the key's last use is written behind (auth/last-used.ts).
  *
  * Parameter validation comes after admission, so a 401 or a 429 never becomes a 400.
@@ -61,6 +62,8 @@ export type ApiCall =
       outcome: 'admitted';
       principal: ApiPrincipal;
       plan: GatePlan;
+      /** The searches reserved at admission: `plan.units` may be lowered by `chargeOnly`, never raised. */
+      reserved: number;
       /** The rate windows after this request; null for a request not rate-limited. */
       rate: RateDecision | null;
       /** `YYYY-MM-01`: the month the reserved searches were counted in. */
@@ -81,6 +84,16 @@ export function admittedCall(request: FastifyRequest): AdmittedCall {
   const call = request.apiCall;
   if (call?.outcome !== 'admitted') throw new Error('the API gate did not admit this request');
   return call;
+}
+
+/**
+ * Lowers what an admitted request counts to `units` (never above what it reserved): for a request
+ * whose price is known only once its body is read (a SearXNG POST reserves the most a search can
+ * cost). The gate gives the difference back with the answer.
+ */
+export function chargeOnly(request: FastifyRequest, units: number): void {
+  const call = admittedCall(request);
+  call.plan = { ...call.plan, units: Math.max(0, Math.min(call.reserved, units)) };
 }
 
 declare module 'fastify' {
@@ -106,6 +119,8 @@ export interface GateOptions {
    * Basic auth) reads them too.
    */
   presented?: (request: FastifyRequest) => string | null;
+  /** The body of a refusal (401, 403, 429, 503) in the door's own error shape (default `{detail}`). */
+  refusal?: (detail: string) => Record<string, unknown>;
 }
 
 export interface ApiGate {
@@ -150,6 +165,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
   const refuse = (
     request: FastifyRequest,
     reply: FastifyReply,
+    shape: GateOptions['refusal'],
     why: GateRefusal,
     status: number,
     detail: string,
@@ -157,7 +173,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
   ) => {
     request.apiCall = { outcome: why, rate };
     if (status === 401) reply.header('WWW-Authenticate', 'Api-Key');
-    return reply.code(status).send({ detail });
+    return reply.code(status).send(shape ? shape(detail) : { detail });
   };
 
   /** Sets `request.apiCall` and returns undefined, or sends the refusal and returns the reply (Fastify then stops). */
@@ -168,15 +184,16 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
   ): Promise<FastifyReply | undefined> {
     const presented = options.presented ? options.presented(request) : presentedKey(request.headers);
     const identity: Identity = authenticator.identify(presented);
-    if (identity.kind === 'not-provided') return refuse(request, reply, 'unauthenticated', 401, NOT_PROVIDED);
-    if (identity.kind === 'invalid') return refuse(request, reply, 'unauthenticated', 401, INVALID_KEY);
-    if (identity.kind === 'disabled') return refuse(request, reply, 'forbidden', 403, USER_DISABLED);
+    if (identity.kind === 'not-provided') return refuse(request, reply, options.refusal, 'unauthenticated', 401, NOT_PROVIDED);
+    if (identity.kind === 'invalid') return refuse(request, reply, options.refusal, 'unauthenticated', 401, INVALID_KEY);
+    if (identity.kind === 'disabled') return refuse(request, reply, options.refusal, 'forbidden', 403, USER_DISABLED);
     const plan = options.limited ? (request.routeOptions.config?.apiGate?.(request) ?? UNMETERED) : UNMETERED;
     if (identity.kind === 'ok' && !options.limited) {
       request.apiCall = {
         outcome: 'admitted',
         principal: identity.principal,
         plan,
+        reserved: plan.units,
         rate: null,
         month: monthStart(new Date(clock?.() ?? Date.now())),
         searchesThisMonth: null,
@@ -200,7 +217,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
       if (!databaseAway) request.log.warn({ err }, 'the API gate cannot reach the database: answering 503');
       databaseAway = true;
       reply.header('Retry-After', UNAVAILABLE_RETRY_AFTER);
-      return refuse(request, reply, 'unavailable', 503, UNAVAILABLE);
+      return refuse(request, reply, options.refusal, 'unavailable', 503, UNAVAILABLE);
     }
     if (databaseAway) {
       databaseAway = false;
@@ -211,13 +228,13 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
     const admission = decided.admission;
     switch (admission.verdict) {
       case 'invalid-key':
-        return refuse(request, reply, 'unauthenticated', 401, INVALID_KEY);
+        return refuse(request, reply, options.refusal, 'unauthenticated', 401, INVALID_KEY);
       case 'disabled-user':
-        return refuse(request, reply, 'forbidden', 403, USER_DISABLED);
+        return refuse(request, reply, options.refusal, 'forbidden', 403, USER_DISABLED);
       case 'throttled': {
         const wait = retryAfterSeconds(admission.rate);
         reply.header('Retry-After', String(wait));
-        return refuse(request, reply, 'rate', 429, throttledDetail(wait), admission.rate);
+        return refuse(request, reply, options.refusal, 'rate', 429, throttledDetail(wait), admission.rate);
       }
       case 'quota-exhausted': {
         const now = new Date(clock?.() ?? Date.now());
@@ -229,6 +246,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
         return refuse(
           request,
           reply,
+          options.refusal,
           'quota',
           429,
           `Monthly search quota exhausted${short}. It resets on ${monthStart(resets)}.`,
@@ -249,6 +267,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
           outcome: 'admitted',
           principal,
           plan,
+          reserved: plan.units,
           rate: admission.rate,
           month: decided.month,
           searchesThisMonth: admission.searchesThisMonth,
@@ -277,9 +296,8 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
         const call = request.apiCall;
         if (call?.outcome === 'admitted') {
           lastUsed.touch(call.principal.keyId);
-          if (call.plan.units > 0 && !counts(call.plan, reply.statusCode)) {
-            refunds.giveBack(call.principal.userId, call.month, call.plan.units);
-          }
+          const owed = counts(call.plan, reply.statusCode) ? call.reserved - call.plan.units : call.reserved;
+          if (owed > 0) refunds.giveBack(call.principal.userId, call.month, owed);
         }
         done();
       });

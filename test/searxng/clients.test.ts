@@ -80,7 +80,8 @@ describe.runIf(installed)('real SearXNG clients against Sift', () => {
       expect(first.title).toBe('jupiter langchain result 1');
       expect(first.snippet).not.toContain('<strong>');
       await t.app.lifecycle.flush();
-      expect(await monthlySearches(db.pool, userId)).toBe(before + 1);
+      // Its POST has no body: priced from the query string, the four web engines as over REST.
+      expect(await monthlySearches(db.pool, userId)).toBe(before + 4);
     });
 
     it('gets results through a base URL ending in a slash (`//search`, as n8n credentials give it)', async () => {

@@ -178,3 +178,19 @@ export function parseSearxQuery(
 export function scopeEngines(scope: Scope | undefined): EngineSlug[] {
   return scope === undefined ? [] : scope === 'all' ? [...ENGINE_SLUGS] : scope;
 }
+
+/**
+ * The searches a SearXNG search counts: what the same searches cost over REST, one per web engine
+ * of the general category (`/api/v1/web/`) and one per other category (images, news, videos: the
+ * media endpoints; map: `/api/v1/maps/`). Knowledge cards asked without the general category (a
+ * card engine named alone) count one, as `/api/v1/cards/` does; with it they reuse its web search.
+ */
+export function searxUnits(query: SearxQuery): number {
+  let units = 0;
+  for (const [category, scope] of query.categories) units += category === 'general' ? scopeEngines(scope).length : 1;
+  if (query.cards && !query.categories.has('general')) units += 1;
+  return units;
+}
+
+/** The most a SearXNG search can count: every web engine and every other category. */
+export const MAX_SEARX_UNITS = ENGINE_SLUGS.length + CATEGORIES.length - 1;
