@@ -184,8 +184,10 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
   ): Promise<FastifyReply | undefined> {
     const presented = options.presented ? options.presented(request) : presentedKey(request.headers);
     const identity: Identity = authenticator.identify(presented);
-    if (identity.kind === 'not-provided') return refuse(request, reply, options.refusal, 'unauthenticated', 401, NOT_PROVIDED);
-    if (identity.kind === 'invalid') return refuse(request, reply, options.refusal, 'unauthenticated', 401, INVALID_KEY);
+    if (identity.kind === 'not-provided')
+      return refuse(request, reply, options.refusal, 'unauthenticated', 401, NOT_PROVIDED);
+    if (identity.kind === 'invalid')
+      return refuse(request, reply, options.refusal, 'unauthenticated', 401, INVALID_KEY);
     if (identity.kind === 'disabled') return refuse(request, reply, options.refusal, 'forbidden', 403, USER_DISABLED);
     const plan = options.limited ? (request.routeOptions.config?.apiGate?.(request) ?? UNMETERED) : UNMETERED;
     if (identity.kind === 'ok' && !options.limited) {

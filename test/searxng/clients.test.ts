@@ -127,7 +127,8 @@ describe.runIf(installed)('real SearXNG clients against Sift', () => {
       expect(web.results.length).toBeGreaterThan(0);
       expect(new Set(web.results.map((r) => r.engine))).toEqual(new Set(['brave', 'mojeek']));
       expect(web.results[0]).toMatchObject({ category: 'general', title: 'otters agentic result 1' });
-      expect(web.suggestions).toEqual([]);
+      // Brave's query suggestions (Brave asked, and this instance has Brave Suggest).
+      expect(web.suggestions).toContain('otters agentic meaning');
       const images = await client.search({ query: 'otters agentic', categories: ['images'] });
       expect(images.results.length).toBeGreaterThan(0);
       expect(images.results.every((r) => r.category === 'images')).toBe(true);

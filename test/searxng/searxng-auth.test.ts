@@ -191,8 +191,12 @@ describe('a key in the URL', () => {
     await get(`/searxng/${key}/search?q=logged&format=json`);
     await get(`/searxng/${wrong}/search?q=logged`);
     await get(`/searxng/${key}/nothing-here`);
-    await get(`/searxng/${key}/search?format=rss&q=x`);
+    await get(`/searxng/${key}/search?format=html&q=x`);
     const secret = key.split('.')[1]!;
+    // Nor the links of an RSS answer (its channel links the root's /search).
+    const rss = await fetch(`${app.base}/searxng/${key}/search?format=rss&q=feed`).then((r) => r.text());
+    expect(rss).toContain('<rss version="2.0"');
+    expect(rss).not.toContain(secret);
     const metrics = await fetch(`${app.base}/metrics`).then((r) => r.text());
     expect(metrics).toContain('route="/searxng/:key/search"');
     expect(metrics).not.toContain(secret);

@@ -12,6 +12,7 @@ import { CATEGORIES, ENGINES } from '../../search/engines.js';
 import {
   type FieldErrors,
   MAX_SEARX_UNITS,
+  outputFormat,
   parseSearxQuery,
   type RawFields,
   rawFields,
@@ -20,6 +21,7 @@ import {
   unsupportedFormat,
 } from './params.js';
 import { unresponsiveEngines } from './results.js';
+import { csvBody, csvDisposition, rssBody } from './formats.js';
 import { searxSearch } from './search.js';
 
 /*
@@ -180,7 +182,19 @@ async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Prom
       userAgent: typeof userAgent === 'string' ? userAgent : '',
       log: request.log,
     });
-    if (outcome.status === 200) return outcome.body;
+    if (outcome.status === 200) {
+      const format = outputFormat(parsed.fields);
+      if (format === 'csv') {
+        reply.header('content-type', 'application/csv; charset=utf-8');
+        reply.header('content-disposition', csvDisposition(query.q));
+        return csvBody(outcome.body);
+      }
+      if (format === 'rss') {
+        reply.header('content-type', 'text/xml; charset=utf-8');
+        return rssBody(outcome.body, `${request.protocol}://${request.host}/search`);
+      }
+      return outcome.body;
+    }
     if (outcome.headers) reply.headers(outcome.headers);
     return fail(reply, outcome.status, outcome.detail, {
       unresponsive_engines: unresponsiveEngines(outcome.unresponsive),
@@ -223,6 +237,8 @@ async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Prom
 
 /** The SearXNG-compatible API: at the root, and below /searxng/<key> unless SEARXNG_KEY_IN_URL_ENABLED is false. */
 export async function searxngRoutes(app: FastifyInstance): Promise<void> {
+  // SearXNG's health check, which its container images and uptime monitors poll: no key, no cost.
+  app.get('/healthz', async (_request, reply) => reply.type('text/plain; charset=utf-8').send('OK'));
   await app.register(searxngScope, { keyInUrl: false });
   if (app.config.SEARXNG_KEY_IN_URL_ENABLED) {
     await app.register(searxngScope, { prefix: '/searxng/:key', keyInUrl: true });
