@@ -4,7 +4,6 @@ import type { ImageResult, NewsResult, VideoResult } from '../../contracts/searc
 import type { Place } from '../../contracts/place.js';
 import type { RankedResult } from '../../search/merge.js';
 import { RRF_K } from '../../search/merge.js';
-import type { InstantAnswer } from '../../search/instant/types.js';
 import type { Unresponsive } from '../../providers/types.js';
 import { engineName } from '../../search/engines.js';
 
@@ -285,39 +284,6 @@ export function infoboxesOf(cards: CardsResponse): Json[] {
     );
   }
   return boxes;
-}
-
-const str = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
-
-/** An instant answer as one line of text; null for the interactive ones (timers, QR codes) that have none. */
-export function answerText(answer: InstantAnswer): string | null {
-  const a = answer as Json;
-  switch (answer.type) {
-    case 'math':
-      return str(a.result) ? `${str(a.expr) || answer.query} = ${str(a.result)}` : null;
-    case 'unit':
-      return `${str(a.amount)} ${str(a.from_symbol)} = ${str(a.result)} ${str(a.to_symbol)}`;
-    case 'currency':
-      return `${str(a.amount)} ${str(a.from_code)} = ${str(a.result)} ${str(a.to_code)}`;
-    case 'weather': {
-      const where = [str(a.location), str(a.country)].filter(Boolean).join(', ');
-      return `${where}: ${str(a.description)}, ${str(a.temp_c)} °C (${str(a.temp_f)} °F), humidity ${str(a.humidity)}%, wind ${str(a.wind_kmh)} km/h ${str(a.wind_dir)}`;
-    }
-    case 'timestamp':
-      return `${str(a.epoch)} = ${str(a.utc_full)}`;
-    case 'ip':
-      return `Your IP address: ${str(a.ip)}`;
-    case 'http':
-      return `HTTP ${str(a.code)} ${str(a.name)}: ${str(a.description)}`;
-    case 'timer':
-    case 'qr':
-      return null;
-  }
-  for (const field of ['result', 'output', 'formatted', 'value', 'hex', 'utc', 'description']) {
-    const value = str(a[field]);
-    if (value !== '') return value;
-  }
-  return null;
 }
 
 /** SearXNG's texts for why an engine did not answer (webutils.exception_classname_to_text). */

@@ -2,6 +2,7 @@ import type { MediaQuery } from '../../contracts/search.js';
 import { providersOffering } from '../../providers/registry.js';
 import type { Unresponsive } from '../../providers/types.js';
 import { type CardsResponse, searchCards } from '../../search/cards/index.js';
+import { answerText } from '../../search/instant/answer-text.js';
 import { instantAnswer } from '../../search/instant/index.js';
 import type { InstantAnswer, InstantDeps, InstantLog } from '../../search/instant/types.js';
 import { type MapsDeps, searchMaps } from '../../search/maps.js';
@@ -13,7 +14,6 @@ import { gatherWeb, type SearchDeps } from '../../search/web.js';
 import type { Category } from '../../search/engines.js';
 import { type SearxQuery, scopeEngines } from './params.js';
 import {
-  answerText,
   imageResult,
   infoboxesOf,
   mapResult,
