@@ -209,6 +209,9 @@ async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Prom
   }
 
   scope.get('/config', async () => configBody(app));
+  // The root's /healthz is the app's own (no key); below a key, the same answer.
+  if (options.keyInUrl)
+    scope.get('/healthz', async (_request, reply) => reply.type('text/plain; charset=utf-8').send('OK'));
 
   const autocompletePlan = (request: FastifyRequest): GatePlan => {
     const q = rawFields(request.query, undefined).q?.trim() ?? '';
