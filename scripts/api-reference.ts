@@ -311,6 +311,8 @@ async function main(): Promise<void> {
     const lines = curls('BASE', 'KEY', MONITOR_TOKEN, site.url);
     const endpoints: Recorded[] = [];
     const health: Recorded[] = [];
+    const searxng: Recorded[] = [];
+    const mcp: Recorded[] = [];
     for (let i = 0; i + 1 < lines.length; i += 2) {
       const title = lines[i]!.replace(/^#\s*/, '');
       const curl = lines[i + 1]!;
@@ -323,8 +325,47 @@ async function main(): Promise<void> {
       };
       const recorded = await record(spec, demo, all);
       if (recorded.status !== 200) throw new Error(`${curl} answered ${recorded.status}:\n${recorded.body}`);
-      (pathOnly.startsWith('/api/') ? endpoints : health).push(recorded);
+      const group = pathOnly.startsWith('/api/')
+        ? endpoints
+        : pathOnly === '/search'
+          ? searxng
+          : pathOnly === '/mcp'
+            ? mcp
+            : health;
+      group.push(recorded);
     }
+
+    // 1b. The other doors: SearXNG's JSON API and MCP, beyond the demo's two examples.
+    const door = async (list: Recorded[], spec: ExampleSpec) => {
+      const recorded = await record(spec, demo, all);
+      if (recorded.status !== 200) throw new Error(`${spec.curl} answered ${recorded.status}:\n${recorded.body}`);
+      list.push(recorded);
+    };
+    await door(searxng, {
+      title: 'The key in the base URL, for clients that take only a URL: `GET /searxng/<key>/search`',
+      note: 'Below `/searxng/<key>/` every path of this API answers as at the root (`SEARXNG_KEY_IN_URL_ENABLED`); HTTP Basic auth with the key as the password works too.',
+      curl: 'curl "BASE/searxng/KEY/search?q=climate&format=json&categories=news"',
+    });
+    await door(searxng, {
+      title: 'CSV, as SearXNG writes it: `GET /search?format=csv`',
+      curl: 'curl -H "X-API-Key: KEY" "BASE/search?q=privacy+search&format=csv&engines=mojeek"',
+    });
+    await door(searxng, {
+      title: 'Categories, engines and what each supports: `GET /config`',
+      curl: 'curl -H "X-API-Key: KEY" "BASE/config"',
+    });
+    await door(searxng, {
+      title: 'Suggestions in OpenSearch form: `GET /autocompleter`',
+      curl: 'curl -H "X-API-Key: KEY" "BASE/autocompleter?q=priv"',
+    });
+    await door(searxng, {
+      title: "SearXNG's health check, without a key: `GET /healthz`",
+      curl: 'curl "BASE/healthz"',
+    });
+    await door(mcp, {
+      title: 'The tools and their schemas: `POST /mcp` (tools/list)',
+      curl: `curl ${'-H "Authorization: Api-Key KEY"'} -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" -d '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "BASE/mcp"`,
+    });
 
     // 2. Errors.
     const auth = '-H "Authorization: Api-Key KEY"';
@@ -465,7 +506,7 @@ async function main(): Promise<void> {
       curl: `curl "BASE/status/health?token=${MONITOR_TOKEN}"`,
     });
 
-    const markdown = render(endpoints, health, errors, healthErrors);
+    const markdown = render(endpoints, { searxng, mcp }, health, errors, healthErrors);
     mkdirSync(path.dirname(args.out), { recursive: true });
     writeFileSync(args.out, markdown);
     process.stderr.write(`api-reference: wrote ${path.relative(process.cwd(), args.out)}\n`);
@@ -486,6 +527,7 @@ async function main(): Promise<void> {
 
 function render(
   endpoints: Recorded[],
+  doors: { searxng: Recorded[]; mcp: Recorded[] },
   health: Recorded[],
   errors: Map<number, Recorded[]>,
   healthErrors: Recorded[],
@@ -511,6 +553,28 @@ function render(
     '',
   ];
   for (const r of endpoints) out.push(...renderExample(r));
+  out.push(
+    "## SearXNG's JSON API: `/search`, `/config`, `/autocompleter`",
+    '',
+    'For the tools made for SearXNG (Open WebUI, LibreChat, Perplexica, LangChain, n8n, mcp-searxng):',
+    '`GET` or `POST /search` with `q`, `format` (`json`, `csv`, `rss`), `categories` (general, images,',
+    'news, videos, map), `engines`, `language`, `pageno`, `time_range`, `safesearch`; bangs in the query',
+    '(`!images`, `!news`, `!brave`, `!mojeek`) choose what is searched. The key goes in the usual headers,',
+    'as the password (or user name) of HTTP Basic auth, or in the base URL (`/searxng/<key>/`). A',
+    'search counts what the same searches count over REST: one per web engine of the general category,',
+    'one per other category. Errors are JSON with `error` and `detail` (401, 403, 429 and 503 included).',
+    '',
+  );
+  for (const r of doors.searxng) out.push(...renderExample(r));
+  out.push(
+    '## MCP: `/mcp`',
+    '',
+    'Streamable HTTP, stateless (`POST` only): the same keys, limits and usage as the REST API. Each tool',
+    'is one REST endpoint; a call counts what that endpoint counts, and its answer carries the REST body',
+    'as `structuredContent` and a short text for the model.',
+    '',
+  );
+  for (const r of doors.mcp) out.push(...renderExample(r));
   out.push(
     '## Liveness and health',
     '',

@@ -17,7 +17,7 @@
  * fault control on 127.0.0.1 (test/fakes/control.ts, docs/demo.md) fails and
  * restores providers while it runs.
  *
- * Ctrl-C (or SIGTERM) stops the server, the embedded database and the fakes.
+ * Ctrl-C (or SIGTERM, or closing its terminal: SIGHUP) stops the server, the embedded database and the fakes.
  */
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -139,7 +139,10 @@ export async function demoCredentials(db: Database): Promise<{ password: string;
   return { password, key };
 }
 
-/** One line per endpoint: a comment and a curl command (double quotes only, nothing for the shell to expand). */
+/**
+ * One line per endpoint: a comment and a curl command (double quotes, or single quotes around a
+ * JSON body: nothing for the shell to expand).
+ */
 export function curls(base: string, key: string, monitorToken = MONITOR_TOKEN, site?: string): string[] {
   const auth = `-H "Authorization: Api-Key ${key}"`;
   const api = (comment: string, pathAndQuery: string) => [
@@ -170,6 +173,17 @@ export function curls(base: string, key: string, monitorToken = MONITOR_TOKEN, s
     ...api('provider status (names end in "(demo)")', 'status/'),
     ...api('this key and its usage', 'key/'),
     ...api('the OpenAPI 3.1 document of the API', 'schema/'),
+    "# SearXNG's JSON API, for the tools that speak it (Open WebUI, LibreChat, Perplexica, LangChain, n8n)",
+    `curl -H "X-API-Key: ${key}" "${base}/search?q=privacy+search&format=json"`,
+    '# MCP, for agents: a tool call (tools/list lists them)',
+    `curl ${auth} -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" -d '${JSON.stringify(
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'web_search', arguments: { q: 'privacy search' } },
+      },
+    )}' "${base}/mcp"`,
     '# liveness, for load balancers',
     `curl "${base}/up"`,
     '# health roll-up for uptime monitors (token: ?token=, X-Monitor-Token or Authorization: Bearer)',
@@ -317,7 +331,8 @@ async function main(): Promise<void> {
     return stopping;
   };
   // A terminal's Ctrl-C reaches npm and this process at once: the first signal stops, the others wait for it.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  // SIGHUP: its terminal closed; without a handler Node exits at once and the database keeps running.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => {
       stop(signal).then(
         () => process.exit(0),

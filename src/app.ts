@@ -119,7 +119,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       server.maxConnections = config.MAX_CONNECTIONS;
       return server;
     },
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    // `//search` is `/search`, as SearXNG's server merges the slashes: clients join a base URL
+    // ending in `/` to their path (n8n's credentials, LangChain JS's apiBase).
+    routerOptions: { ignoreTrailingSlash: false, ignoreDuplicateSlashes: true, maxParamLength: 200 },
     // Requests node's parser refuses get a JSON 4xx too (see client-error.ts).
     clientErrorHandler: answerClientError,
     // Malformed URLs (bad percent-encoding and the like) get a JSON 400 like every other client error.

@@ -328,6 +328,7 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
         ready = true;
         logReady(log, {
           url: serverUrl(config.HOST, address.port),
+          host: config.HOST,
           ms: Date.now() - startedAt,
           workers: count,
           usersExist: users,

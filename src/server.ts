@@ -117,7 +117,7 @@ async function runInstance(
       const { port } = app.server.address() as AddressInfo;
       // A hint only: a failed query does not stop a server that is up.
       const users = await usersExist(db.pool).catch(() => true);
-      logReady(log, { url: serverUrl(config.HOST, port), ms, usersExist: users });
+      logReady(log, { url: serverUrl(config.HOST, port), host: config.HOST, ms, usersExist: users });
     }
   } catch (err) {
     // fatal: pino writes it at once, before the exit below.

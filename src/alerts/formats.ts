@@ -5,7 +5,7 @@ import { type AlertFormat, namedAlertFormat } from '../config/index.js';
  * format is named per URL in ALERT_WEBHOOK_URLS by its fragment
  * (`https://ntfy.example/sift#format=ntfy`; the fragment is never sent), or
  * recognised from the URL where that is unambiguous (Slack's and Discord's
- * webhook URLs, Uptime Kuma's push path); anything else gets the generic JSON.
+ * webhook URLs, Uptime Kuma's push path, a topic on ntfy.sh); anything else gets the generic JSON.
  *
  * Every text is Sift's own words (provider names, slugs, groups, states,
  * times), escaped for the receiver's markup: Slack's mrkdwn (also what the
@@ -52,6 +52,8 @@ export function formatOf(url: URL): AlertFormat {
     if (webhook) return webhook[1] ? 'slack' : 'discord';
   }
   if (/^\/api\/push\/[^/]+\/?$/.test(url.pathname)) return 'uptime-kuma';
+  // ntfy's public server: a topic is the one path segment (https://ntfy.sh/<topic>).
+  if (host === 'ntfy.sh' && /^\/[-_A-Za-z0-9]{1,64}\/?$/.test(url.pathname)) return 'ntfy';
   return 'json';
 }
 

@@ -234,7 +234,8 @@ const logFormat = z.preprocess(
 export const envSchema = z.object({
   // Server
   PORT: int(8000, 0, 65535),
-  HOST: str('0.0.0.0'),
+  // This machine only unless asked: a laptop on a shared network exposes nothing by default.
+  HOST: str('127.0.0.1'),
   DATA_DIR: str('./data'),
   DATABASE_URL: optionalStr(),
   // Not trimmed: a password may begin or end with a space.

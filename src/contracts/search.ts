@@ -28,6 +28,8 @@ export interface EngineResult {
   display_url: string;
   favicon_url: string;
   age: string;
+  /** When the page was published, as the upstream dates it: ISO 8601 UTC ("2024-03-03T10:12:00Z"), or "". */
+  published: string;
   sitelinks: unknown[];
 }
 
@@ -54,6 +56,8 @@ export interface NewsResult {
   url: string;
   description: string;
   age: string;
+  /** ISO 8601 UTC publication time from the upstream, or "". */
+  published: string;
   source: string;
   hostname: string;
   thumbnail: string;
@@ -64,8 +68,12 @@ export interface VideoResult {
   title: string;
   url: string;
   age: string;
+  /** ISO 8601 UTC publication time from the upstream, or "". */
+  published: string;
   source: string;
   duration: string;
   hostname: string;
   thumbnail: string;
+  /** The player page to embed in an iframe (the upstream's own, or the platform's for its watch URL), or "". */
+  embed_url: string;
 }

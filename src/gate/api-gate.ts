@@ -30,8 +30,9 @@ import { monthStart, nextMonthStart } from '../limits/month.js';
  *    statement (limits/ledger.ts, limits/admission.ts). Refused: 429 with Retry-After; database
  *    unreachable: 503.
  * 4. Run: the route's handler, with `request.apiCall`.
- * 5. Count: the answer tells the ledger whether the reserved searches count or are given back
- *    (limits/ledger.ts); the key's last use is written behind (auth/last-used.ts).
+ * 5. Count: the answer tells the ledger how many of the reserved searches count: none for an
+ *    error, fewer than reserved when the route kept less (`chargeOnly`, `giveBack`); the others
+ *    are given back (limits/ledger.ts). The key's last use is written behind (auth/last-used.ts).
  *
  * Parameter validation comes after admission, so a 401 or a 429 never becomes a 400.
  */
@@ -57,6 +58,8 @@ export type ApiCall =
       outcome: 'admitted';
       principal: ApiPrincipal;
       plan: GatePlan;
+      /** The searches reserved at admission: `plan.units` may be lowered by `chargeOnly`, never raised. */
+      reserved: number;
       /** The rate windows after this request; null for a request not rate-limited. */
       rate: RateDecision | null;
       /** What the request reserved in the usage ledger (null: nothing). */
@@ -79,6 +82,16 @@ export function admittedCall(request: FastifyRequest): AdmittedCall {
   const call = request.apiCall;
   if (call?.outcome !== 'admitted') throw new Error('the API gate did not admit this request');
   return call;
+}
+
+/**
+ * Lowers what an admitted request counts to `units` (never above what it reserved): for a request
+ * whose price is known only once its body is read (a SearXNG POST reserves the most a search can
+ * cost). The gate gives the difference back with the answer.
+ */
+export function chargeOnly(request: FastifyRequest, units: number): void {
+  const call = admittedCall(request);
+  call.plan = { ...call.plan, units: Math.max(0, Math.min(call.reserved, units)) };
 }
 
 declare module 'fastify' {
@@ -104,6 +117,8 @@ export interface GateOptions {
    * Basic auth) reads them too.
    */
   presented?: (request: FastifyRequest) => string | null;
+  /** The body of a refusal (401, 403, 429, 503) in the door's own error shape (default `{detail}`). */
+  refusal?: (detail: string) => Record<string, unknown>;
 }
 
 export interface ApiGate {
@@ -160,6 +175,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
   const refuse = (
     request: FastifyRequest,
     reply: FastifyReply,
+    shape: GateOptions['refusal'],
     why: GateRefusal,
     status: number,
     detail: string,
@@ -167,7 +183,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
   ) => {
     request.apiCall = { outcome: why, rate };
     if (status === 401) reply.header('WWW-Authenticate', 'Api-Key');
-    return reply.code(status).send({ detail });
+    return reply.code(status).send(shape ? shape(detail) : { detail });
   };
 
   /** Sets `request.apiCall` and returns undefined, or sends the refusal and returns the reply (Fastify then stops). */
@@ -178,15 +194,18 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
   ): Promise<FastifyReply | undefined> {
     const presented = options.presented ? options.presented(request) : presentedKey(request.headers);
     const identity: Identity = authenticator.identify(presented);
-    if (identity.kind === 'not-provided') return refuse(request, reply, 'unauthenticated', 401, NOT_PROVIDED);
-    if (identity.kind === 'invalid') return refuse(request, reply, 'unauthenticated', 401, INVALID_KEY);
-    if (identity.kind === 'disabled') return refuse(request, reply, 'forbidden', 403, USER_DISABLED);
+    if (identity.kind === 'not-provided')
+      return refuse(request, reply, options.refusal, 'unauthenticated', 401, NOT_PROVIDED);
+    if (identity.kind === 'invalid')
+      return refuse(request, reply, options.refusal, 'unauthenticated', 401, INVALID_KEY);
+    if (identity.kind === 'disabled') return refuse(request, reply, options.refusal, 'forbidden', 403, USER_DISABLED);
     const plan = options.limited ? (request.routeOptions.config?.apiGate?.(request) ?? UNMETERED) : UNMETERED;
     if (identity.kind === 'ok' && !options.limited) {
       request.apiCall = {
         outcome: 'admitted',
         principal: identity.principal,
         plan,
+        reserved: plan.units,
         rate: null,
         searchesThisMonth: null,
         ticket: null,
@@ -210,7 +229,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
       if (!databaseAway) request.log.warn({ err }, 'the API gate cannot reach the database: answering 503');
       databaseAway = true;
       reply.header('Retry-After', UNAVAILABLE_RETRY_AFTER);
-      return refuse(request, reply, 'unavailable', 503, UNAVAILABLE);
+      return refuse(request, reply, options.refusal, 'unavailable', 503, UNAVAILABLE);
     }
     if (databaseAway) {
       databaseAway = false;
@@ -221,13 +240,13 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
     const admission = decided.admission;
     switch (admission.verdict) {
       case 'invalid-key':
-        return refuse(request, reply, 'unauthenticated', 401, INVALID_KEY);
+        return refuse(request, reply, options.refusal, 'unauthenticated', 401, INVALID_KEY);
       case 'disabled-user':
-        return refuse(request, reply, 'forbidden', 403, USER_DISABLED);
+        return refuse(request, reply, options.refusal, 'forbidden', 403, USER_DISABLED);
       case 'throttled': {
         const wait = retryAfterSeconds(admission.rate);
         reply.header('Retry-After', String(wait));
-        return refuse(request, reply, 'rate', 429, throttledDetail(wait), admission.rate);
+        return refuse(request, reply, options.refusal, 'rate', 429, throttledDetail(wait), admission.rate);
       }
       case 'quota-exhausted': {
         const now = new Date(clock?.() ?? Date.now());
@@ -240,6 +259,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
         return refuse(
           request,
           reply,
+          options.refusal,
           'quota',
           429,
           `Monthly search quota exhausted${short}. It resets on ${monthStart(resets)}.`,
@@ -260,6 +280,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
           outcome: 'admitted',
           principal,
           plan,
+          reserved: plan.units,
           rate: admission.rate,
           searchesThisMonth: admission.searchesThisMonth,
           ticket: decided.ticket,
@@ -277,7 +298,10 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
   const answered = (request: FastifyRequest, status: number) => {
     const call = request.apiCall;
     if (call?.outcome !== 'admitted' || !call.ticket) return;
-    const counted = counts(call.plan, status) ? call.ticket.units - (call.givenBack ?? 0) : 0;
+    // What the route kept: all it reserved (reserve more included), less what chargeOnly lowered and
+    // the pages giveBack returned.
+    const kept = call.ticket.units - (call.reserved - call.plan.units) - (call.givenBack ?? 0);
+    const counted = counts(call.plan, status) ? kept : 0;
     ledger.answered(call.ticket, counted);
     call.ticket = null;
   };

@@ -204,7 +204,6 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
       CallToolRequestSchema,
       ErrorCode,
       ListToolsRequestSchema,
-      McpError,
     } = await loadMcpSdk();
     // The low-level server: tools are listed with JSON Schemas derived from the endpoints' zod schemas and
     // validated by the endpoints themselves (McpServer would validate and transform the arguments first).
@@ -216,7 +215,9 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
     server.setRequestHandler(CallToolRequestSchema, async (call) => {
       const tool = tools.get(call.params.name);
-      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name}`);
+      // A plain error with the code: McpError's message repeats "MCP error -32602:", which the
+      // client adds again, so the reason would be said twice.
+      if (!tool) throw Object.assign(new Error(`Unknown tool: ${call.params.name}`), { code: ErrorCode.InvalidParams });
       return callTool(request, reply, tool, (call.params.arguments ?? {}) as Json);
     });
     const transport = new WebStandardStreamableHTTPServerTransport({

@@ -1,3 +1,5 @@
+import { answerText } from '../search/instant/answer-text.js';
+import type { InstantAnswer } from '../search/instant/types.js';
 import { PROVIDERS } from '../providers/registry.js';
 
 /*
@@ -157,8 +159,17 @@ export function renderTranslate(body: Json): string {
 export function renderInstant(body: Json): string {
   const answer = obj(body.answer);
   if (!answer) return `No instant answer for "${str(body.query)}".`;
+  // A readable line where the answer has one (its fields stay in structuredContent); the
+  // interactive answers (a timer, a QR code) have none, so their fields are listed.
+  const line = answerText(answer as unknown as InstantAnswer);
   const { type, query: _query, ...fields } = answer;
-  return finish([`Instant answer (${str(type)}) for "${str(body.query)}":`, JSON.stringify(fields)]);
+  const shown =
+    line ??
+    Object.entries(fields)
+      .filter(([, v]) => typeof v === 'string' || typeof v === 'number')
+      .map(([k, v]) => `${k}: ${String(v)}`)
+      .join('\n');
+  return finish([`Instant answer (${str(type)}) for "${str(body.query)}":`, shown]);
 }
 
 export function renderCards(body: Json): string {

@@ -442,9 +442,9 @@ export type PreparedCall =
   | { ok: false; errors: Record<string, string> };
 
 /**
- * A call's arguments in the endpoint's own names. A field given under its own name wins over an
- * alias; an alias with a value it cannot take is an error naming the alias, as is a `date` the
- * endpoint would ignore.
+ * A call's arguments in the endpoint's own names. A field given under its own name and under an
+ * alias (`q` and `query`) is an error naming both: which one was meant cannot be told; an alias
+ * with a value it cannot take is an error naming the alias, as is a `date` the endpoint would ignore.
  */
 export function prepareCall(tool: Tool, args: Json): PreparedCall {
   const out: Json = { ...args };
@@ -454,6 +454,11 @@ export function prepareCall(tool: Tool, args: Json): PreparedCall {
     if (value === undefined || value === null || !tool.properties.includes(alias.field)) continue;
     if (alias.name === 'count' && COUNTED.has(tool.definition.name)) continue;
     delete out[alias.name];
+    const own = args[alias.field];
+    if (own !== undefined && own !== null) {
+      errors[alias.name] = `Give \`${alias.field}\` or \`${alias.name}\`, not both.`;
+      continue;
+    }
     const converted = alias.convert(value);
     if ('error' in converted) errors[alias.name] = converted.error;
     else if (out[alias.field] === undefined || out[alias.field] === null) out[alias.field] = converted.value;

@@ -34,3 +34,35 @@ export function formatUnixDay(value: unknown): string {
   if (!Number.isFinite(seconds) || seconds < 1e8 || seconds > 1e11) return '';
   return formatPublished(new Date(Math.trunc(seconds) * 1000).toISOString().slice(0, 10));
 }
+
+/**
+ * An upstream's machine date as ISO 8601 UTC ("2024-03-03T10:12:00Z"), the form `published`
+ * carries: a date-time with or without a zone (Brave's `page_age` has none: taken as UTC), or a
+ * plain date (midnight UTC); "" when unparsable.
+ */
+export function isoUtc(raw: string): string {
+  const text = raw.trim();
+  if (formatPublished(text) === '') return '';
+  const m = ZONED.exec(text);
+  if (!m) return '';
+  const [, date, time = '00:00:00', zone = 'Z'] = m;
+  const offset =
+    zone === 'Z' || zone === 'z'
+      ? 'Z'
+      : zone.length === 3
+        ? `${zone}:00`
+        : zone.replace(/^([+-]\d{2}):?(\d{2})$/, '$1:$2');
+  const ms = Date.parse(`${date}T${time.length === 5 ? `${time}:00` : time}${offset}`);
+  return Number.isFinite(ms) ? new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z') : '';
+}
+
+/** The parts isoUtc reads: date, time (seconds optional, a fraction dropped), zone. */
+const ZONED = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2})?)(?:[.,]\d{1,9})?([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
+
+/** A Unix time in seconds (a number, or digits) as ISO 8601 UTC; "" when it is not one. */
+export function unixIso(value: unknown): string {
+  const seconds =
+    typeof value === 'number' ? value : typeof value === 'string' && /^\d{9,11}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isFinite(seconds) || seconds < 1e8 || seconds > 1e11) return '';
+  return new Date(Math.trunc(seconds) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}

@@ -56,7 +56,7 @@ export type FailureKind =
   | 'budget_exhausted';
 
 /** `unresponsive[].reason` in search responses (docs/api.md). */
-export type FailureReason = 'timeout' | 'error' | 'rate_limited' | 'unavailable' | 'budget_exhausted';
+export type FailureReason = 'timeout' | 'error' | 'unreachable' | 'rate_limited' | 'unavailable' | 'budget_exhausted';
 
 export interface UpstreamRequest {
   method?: 'GET' | 'POST';
@@ -185,7 +185,10 @@ export class UpstreamError extends Error {
     if (this.kind === 'timeout') return 'timeout';
     if (this.kind === 'rate_limited' || this.kind === 'paced') return 'rate_limited';
     if (this.kind === 'budget_exhausted') return 'budget_exhausted';
-    if (this.kind === 'connect' || this.kind === 'not_configured' || this.kind === 'suspended') return 'unavailable';
+    // A network failure (no DNS answer, refused, reset) is this call's failure; `unavailable` is
+    // kept for a provider skipped while suspended (or not configured), which it does not say.
+    if (this.kind === 'connect') return 'unreachable';
+    if (this.kind === 'not_configured' || this.kind === 'suspended') return 'unavailable';
     return 'error';
   }
 }

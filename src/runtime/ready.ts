@@ -23,8 +23,17 @@ export async function usersExist(pool: pg.Pool): Promise<boolean> {
   return rows[0]?.any === true;
 }
 
+/** Who can reach a server bound to `host`, for the ready line. */
+export function reachOf(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'every network interface';
+  if (host === 'localhost' || host === '::1' || /^127\./.test(host)) return 'this machine only';
+  return `the interface of ${host}`;
+}
+
 export interface ReadyFacts {
   url: string;
+  /** The address bound (HOST). */
+  host: string;
   /** Time from the process's start to listening. */
   ms: number;
   /** Set for a cluster: how many workers listen. */
@@ -34,7 +43,9 @@ export interface ReadyFacts {
 
 /** The `ready` line with the server's URL, then the first user's command when there is none. */
 export function logReady(log: pino.Logger, facts: ReadyFacts): void {
-  const { url, ms, workers } = facts;
-  log.info(workers === undefined ? { url, ms } : { url, ms, workers }, 'ready');
+  const { url, host, ms, workers } = facts;
+  // Which address it listens on, and so who can reach it (HOST).
+  const where = { url, host, reachable_from: reachOf(host) };
+  log.info(workers === undefined ? { ...where, ms } : { ...where, ms, workers }, 'ready');
   if (!facts.usersExist) log.info(`no user yet; create the first one: ${CREATE_FIRST_USER}`);
 }

@@ -188,6 +188,15 @@ export function engineNamed(name: string): { engine: Engine; category?: Category
   return BY_NAME.get(name.trim().toLowerCase());
 }
 
+const BY_SHORTCUT = new Map<string, Engine>(ENGINES.map((e) => [e.shortcut, e]));
+
+/** The SearXNG engine name a bang names (`!brave`, `!br`, `!brave.news`), or undefined. */
+export function engineByBang(name: string): string | undefined {
+  const key = name.trim().toLowerCase();
+  if (BY_NAME.has(key)) return key;
+  return BY_SHORTCUT.get(key)?.name;
+}
+
 /** The SearXNG name of a provider (its slug when it has none). */
 export function engineName(slug: string): string {
   return BY_SLUG.get(slug)?.name ?? slug;

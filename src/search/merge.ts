@@ -86,6 +86,7 @@ export function mergeResults(lists: readonly { engine: EngineSlug; results: read
     display_url: result.display_url,
     favicon_url: result.favicon_url,
     age: result.age,
+    published: result.published,
     source: sourceOf(engines),
     source_label: sourceLabel(engines),
     sitelinks: result.sitelinks,

@@ -53,6 +53,7 @@ const engineSlugSchema = z.enum(ENGINE_SLUGS);
 const FAILURE_REASONS = [
   'timeout',
   'error',
+  'unreachable',
   'rate_limited',
   'unavailable',
   'budget_exhausted',
@@ -63,7 +64,7 @@ export const unresponsiveSchema = z
     engine: providerSlugSchema.meta({ description: 'The provider asked.' }),
     reason: z.enum(FAILURE_REASONS).meta({
       description:
-        'timeout: no answer in time; error: a failed answer; rate_limited: the provider refused for its own limits, or had no free slot under its pacing in time; unavailable: skipped while it keeps failing; budget_exhausted: its budget of calls for this period is spent.',
+        'timeout: no answer in time; error: a failed answer; unreachable: no answer at all (its host name did not resolve, the connection was refused or reset); rate_limited: the provider refused for its own limits, or had no free slot under its pacing in time; unavailable: not asked, suspended while it keeps failing; budget_exhausted: its budget of calls for this period is spent.',
     }),
   })
   .meta({ description: 'A provider asked for this request that failed or timed out.' });
@@ -83,6 +84,9 @@ export const webResultSchema = z.object({
   display_url: text('Shortened host form of the URL.'),
   favicon_url: z.string(),
   age: text('Human-readable relative age, or "".'),
+  published: text(
+    'When it was published, as the upstream dates it: ISO 8601 UTC (`2024-03-03T10:12:00Z`), or "" when the upstream gives no date.',
+  ),
   sitelinks: z.array(z.unknown()),
   source: text('The engine that returned it, `both` for two engines, `all` for three or more.'),
   source_label: text('Display names of the contributing engines (provider_01 left out), joined with " · ".'),
@@ -188,6 +192,9 @@ export const newsResultSchema = z.object({
   url: z.string(),
   description: z.string(),
   age: text('Relative age.'),
+  published: text(
+    'When it was published, as the upstream dates it: ISO 8601 UTC (`2024-03-03T10:12:00Z`), or "" when the upstream gives no date.',
+  ),
   source: text('Publisher name.'),
   hostname: z.string(),
   thumbnail: text('Thumbnail URL, or "".'),
@@ -197,10 +204,14 @@ export const videoResultSchema = z.object({
   title: z.string(),
   url: z.string(),
   age: text('Relative age.'),
+  published: text(
+    'When it was published, as the upstream dates it: ISO 8601 UTC (`2024-03-03T10:12:00Z`), or "" when the upstream gives no date.',
+  ),
   source: z.string(),
   duration: text('minutes:seconds, or "".'),
   hostname: z.string(),
   thumbnail: text('Thumbnail URL, or "".'),
+  embed_url: text('The video\'s player page, for an iframe (the platform\'s embed URL), or "".'),
 });
 
 function mediaResponse<T extends 'images' | 'news' | 'videos', R extends z.ZodType>(tab: T, result: R) {

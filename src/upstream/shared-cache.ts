@@ -57,8 +57,9 @@ const MAX_VALUE_BYTES = 1024 * 1024;
  * The shape of the values stored, part of every key: raise it when an adapter's parsed answer
  * changes shape, so that processes of two versions (a rolling upgrade) never read each other's.
  * 2: Nominatim's search answers are PlaceFacts, no longer Place.
+ * 3: web, news and video results carry `published`, videos `embed_url`.
  */
-const VALUE_FORMAT = '2';
+const VALUE_FORMAT = '3';
 const CLOSE_TIMEOUT_MS = 2000;
 
 type Looked = { state: 'hit'; value: string } | { state: 'claimed' | 'wait' };

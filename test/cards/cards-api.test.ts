@@ -467,7 +467,7 @@ describe('timeouts and failures', () => {
     expect(res.body.unresponsive).toEqual([
       { engine: 'provider_01', reason: 'error' },
       { engine: 'provider_08', reason: 'error' },
-      { engine: 'provider_12', reason: 'unavailable' },
+      { engine: 'provider_12', reason: 'unreachable' },
     ]);
   });
 
@@ -480,10 +480,10 @@ describe('timeouts and failures', () => {
     expect(unresponsive.slice(0, 5)).toEqual(
       WEB_ENGINES_AND_WIKIPEDIA.map((engine) => ({
         engine,
-        reason: 'unavailable',
+        reason: 'unreachable',
       })),
     );
-    expect(unresponsive.every((u) => u.reason === 'unavailable')).toBe(true);
+    expect(unresponsive.every((u) => u.reason === 'unreachable')).toBe(true);
   });
 
   it('answers 200 when one provider answered, even with no card (TheTVDB found nothing)', async () => {

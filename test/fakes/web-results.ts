@@ -20,7 +20,7 @@ export interface FixtureResult {
   displayUrl?: string;
   /** Mojeek: the result's date, Unix seconds (default: a day older than the result before it). */
   date?: number;
-  /** Staan: published_date (default "2025-03-14"). */
+  /** Staan: published_date (default "2025-03-14"); Brave: page_age, ISO without a zone (default per endpoint). */
   publishedDate?: string;
   /** Mojeek: hidden by safe=1. */
   adult?: boolean;

@@ -22,7 +22,8 @@ describe('configuration', () => {
   it('gives the documented defaults for an empty environment', () => {
     const c = parseConfig({});
     expect(c.PORT).toBe(8000);
-    expect(c.HOST).toBe('0.0.0.0');
+    // This machine only: the Docker image and compose file set 0.0.0.0 themselves.
+    expect(c.HOST).toBe('127.0.0.1');
     expect(c.LOG_LEVEL).toBe('info');
     expect(c.DATABASE_URL).toBe('');
     expect(c.DATA_DIR.endsWith('/data')).toBe(true);

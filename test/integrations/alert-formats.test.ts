@@ -302,7 +302,7 @@ describe('alert formats', () => {
     }
   });
 
-  it('recognises Slack, Discord and Uptime Kuma from their URLs; the fragment decides over the address', () => {
+  it('recognises Slack, Discord, Uptime Kuma and ntfy.sh from their URLs; the fragment decides over the address', () => {
     const f = (u: string) => formatOf(new URL(u));
     expect(f('https://hooks.slack.com/services/T0/B0/XXXX')).toBe('slack');
     expect(f('https://discord.com/api/webhooks/123456/abc-DEF')).toBe('discord');
@@ -311,8 +311,12 @@ describe('alert formats', () => {
     // Discord's Slack-compatible endpoint takes Slack's payload.
     expect(f('https://discord.com/api/webhooks/123456/abc/slack')).toBe('slack');
     expect(f('https://status.example/api/push/AbC123?status=up&msg=OK&ping=')).toBe('uptime-kuma');
-    // Not unambiguous from the address: the generic JSON unless named.
-    expect(f('https://ntfy.sh/my-topic')).toBe('json');
+    // A topic on ntfy's public server (the README's example).
+    expect(f('https://ntfy.sh/my-sift-demo')).toBe('ntfy');
+    expect(f('https://ntfy.sh/')).toBe('json');
+    // Not unambiguous from the address: the generic JSON unless named (a self-hosted ntfy's topic).
+    expect(f('https://ntfy.example/my-topic')).toBe('json');
+    expect(f('https://ntfy.example/my-topic#format=ntfy')).toBe('ntfy');
     expect(f('https://gotify.example/message?token=x')).toBe('json');
     expect(f('https://chat.example/hooks/abc')).toBe('json');
     expect(f('https://hooks.slack.com/services/T0/B0/XXXX#format=json')).toBe('json');

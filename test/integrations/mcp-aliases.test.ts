@@ -98,10 +98,14 @@ describe('MCP tool arguments under the names agents use', () => {
     expect(fakes.cards.nominatim.requests.at(-1)!.query.get('limit')).toBe('2');
   });
 
-  it('an argument under its own name wins over its alias', async () => {
-    const q = uniq('own name');
-    const result = await call('web_search', { q, query: 'not this', page: 3, offset: 0 });
-    expect(result.structuredContent).toMatchObject({ query: q, page: 3 });
+  it('refuses an argument given under its own name and its alias, naming both, counting nothing', async () => {
+    const before = await usage();
+    const result = await call('web_search', { q: uniq('own name'), query: 'not this', page: 3, offset: 0 });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toBe(
+      'Invalid arguments. query: Give `q` or `query`, not both.; offset: Give `page` or `offset`, not both.',
+    );
+    expect(await usage()).toBe(before);
   });
 
   it('refuses invalid values with a message naming the argument, counting nothing', async () => {

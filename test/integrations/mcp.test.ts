@@ -315,6 +315,9 @@ describe('MCP: tool calls are their REST requests', () => {
     expect(instant.isError).toBeFalsy();
     expect(instant.structuredContent).toMatchObject({ query: '2+2*3', answer: { type: 'math' } });
     expect(text(instant)).toContain('Instant answer (math)');
+    // Readable text, not the answer's JSON (that is in structuredContent).
+    expect(text(instant)).toContain('2+2*3 = 8');
+    expect(text(instant)).not.toContain('{');
 
     await t.app.health.recorder.flush();
     const status = await call(client, 'provider_status', {});
@@ -324,9 +327,14 @@ describe('MCP: tool calls are their REST requests', () => {
     await client.close();
   });
 
-  it('an unknown tool is a protocol error', async () => {
+  it('an unknown tool is a protocol error that says so once', async () => {
     const client = await connect(apiKey);
-    await expect(call(client, 'no_such_tool', {})).rejects.toThrow(/Unknown tool/);
+    const error = await call(client, 'no_such_tool', {}).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(error?.message).toBe('MCP error -32602: Unknown tool: no_such_tool');
+    expect((error as { code?: number } | null)?.code).toBe(-32602);
     await client.close();
   });
 });

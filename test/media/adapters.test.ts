@@ -1,3 +1,4 @@
+import { embedUrlOf } from '../../src/providers/embed.js';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import type { MediaQuery } from '../../src/contracts/search.js';
@@ -133,6 +134,7 @@ describe('Brave news adapter', () => {
         url: 'https://news.example.org/2025/climate',
         description: 'Delegates from ...',
         age: '2 hours ago',
+        published: '2025-11-20T08:00:00Z',
         source: 'news.example.org',
         hostname: 'news.example.org',
         thumbnail: 'https://imgs.search.brave.com/climate',
@@ -207,14 +209,26 @@ describe('Brave videos adapter', () => {
         title: 'Sourdough for beginners',
         url: 'https://www.youtube.com/watch?v=abc123',
         age: '1 year ago',
+        published: '2024-06-01T12:00:00Z',
         source: 'YouTube',
         duration: '12:34',
         hostname: 'www.youtube.com',
         thumbnail: 'https://imgs.search.brave.com/sourdough',
+        embed_url: 'https://www.youtube-nocookie.com/embed/abc123',
       },
     ]);
     expect(parseBraveVideos({ results: [{ url: 'https://v.example/' }] })).toEqual([
-      { title: '', url: 'https://v.example/', age: '', source: '', duration: '', hostname: '', thumbnail: '' },
+      {
+        title: '',
+        url: 'https://v.example/',
+        age: '',
+        published: '',
+        source: '',
+        duration: '',
+        hostname: '',
+        thumbnail: '',
+        embed_url: '',
+      },
     ]);
     const creatorOnly = { results: [{ url: 'https://v.example/', video: { creator: 'Bake Lab' } }] };
     expect(parseBraveVideos(creatorOnly)[0]!.source).toBe('Bake Lab');
@@ -366,10 +380,12 @@ describe('Sepia adapter', () => {
         title: 'Intro to Linux',
         url: 'https://framatube.org/w/kkGMgK9ZtnKfYAgnEtQxbv',
         age: 'February 10, 2024',
+        published: '2024-02-10T09:15:00Z',
         source: 'PeerTube',
         duration: '10:12',
         hostname: 'framatube.org',
         thumbnail: 'https://framatube.org/lazy-static/thumbnails/abc.jpg',
+        embed_url: 'https://framatube.org/videos/embed/9c9de5e8-0a1e-484a-b099-e80766180a6d',
       },
     ]);
   });
@@ -411,10 +427,12 @@ describe('Sepia adapter', () => {
         title: '',
         url: 'https://tube.example:8443/w/x',
         age: '',
+        published: '',
         source: 'PeerTube',
         duration: '',
         hostname: 'tube.example:8443',
         thumbnail: 'https://p.example/x.jpg',
+        embed_url: '',
       },
     ]);
     expect(parseSepia({ error: 'oops' })).toEqual([]);
@@ -507,6 +525,7 @@ describe('World News adapter', () => {
         url: 'https://news.example.com/ports-reopen',
         description: 'Ports on the coast reopened ...',
         age: '3 days ago',
+        published: '2025-11-18T10:15:00Z',
         source: 'World News API',
         hostname: 'news.example.com',
         thumbnail: 'https://news.example.com/img/ports.jpg',
@@ -530,6 +549,7 @@ describe('World News adapter', () => {
       url: 'https://WWW.Paper.example:8080/a',
       description: 'Body',
       age: '',
+      published: '',
       source: 'World News API',
       hostname: 'paper.example',
       thumbnail: '',
@@ -594,5 +614,25 @@ describe('World News adapter', () => {
     expect(params(worldNewsCall(query({ date: 'd' }), config, now).request.url)['earliest-publish-date']).toBe(
       '2025-11-20 12:34:56',
     );
+  });
+});
+
+describe('embed URLs of video platforms (as SearXNG derives iframe_src)', () => {
+  it('gives the player page of YouTube, Vimeo and Dailymotion watch URLs, "" for anything else', () => {
+    const cases: [string, string][] = [
+      ['https://www.youtube.com/watch?v=dQw4w9WgXcQ', 'https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ'],
+      ['https://youtube.com/watch?list=x&v=abc_DEF-1', 'https://www.youtube-nocookie.com/embed/abc_DEF-1'],
+      ['https://youtu.be/dQw4w9WgXcQ?t=5', 'https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ'],
+      ['https://www.youtube.com/shorts/abc123', 'https://www.youtube-nocookie.com/embed/abc123'],
+      ['https://vimeo.com/76979871', 'https://player.vimeo.com/video/76979871'],
+      ['https://www.dailymotion.com/video/x8abcd1', 'https://www.dailymotion.com/embed/video/x8abcd1'],
+      ['https://www.youtube.com/watch', ''],
+      ['https://www.youtube.com/watch?v=a"b', ''],
+      ['https://vimeo.com/channels/staffpicks', ''],
+      ['https://example.com/watch?v=abc', ''],
+      ['javascript:alert(1)', ''],
+      ['not a url', ''],
+    ];
+    for (const [url, embed] of cases) expect(embedUrlOf(url), url).toBe(embed);
   });
 });

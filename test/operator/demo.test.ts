@@ -46,11 +46,12 @@ function printedCurls(): Curl[] {
     .map((l) => l.trim())
     .filter((l) => l.startsWith('curl '))
     .map((line) => {
-      const tokens = [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+      const tokens = [...line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3]!);
       const headers: Record<string, string> = {};
       const form = new URLSearchParams();
       let url = '';
       let method = 'GET';
+      let data: string | undefined;
       for (let i = 1; i < tokens.length; i++) {
         const token = tokens[i]!;
         if (token === '-H') {
@@ -61,6 +62,8 @@ function printedCurls(): Curl[] {
           const pair = tokens[++i]!;
           const eq = pair.indexOf('=');
           form.append(pair.slice(0, eq), pair.slice(eq + 1));
+        } else if (token === '-d') {
+          data = tokens[++i]!;
         } else if (token === '-X') {
           method = tokens[++i]!;
         } else if (token.startsWith('-')) {
@@ -69,6 +72,7 @@ function printedCurls(): Curl[] {
           url = token;
         }
       }
+      if (data !== undefined) return { line, url, init: { method: 'POST', headers, body: data } };
       return { line, url, init: form.size > 0 ? { method: 'POST', headers, body: form } : { method, headers } };
     });
 }
@@ -208,7 +212,13 @@ describe('npm run demo', () => {
     >;
     const urls = curls.map((c) => c.url.split('?')[0]!);
     for (const endpoint of Object.values(index)) expect(urls, endpoint).toContain(endpoint);
-    for (const p of ['/up', '/status/health', '/status/health/provider_01']) expect(urls).toContain(base + p);
+    for (const p of ['/up', '/status/health', '/status/health/provider_01', '/search', '/mcp']) {
+      expect(urls).toContain(base + p);
+    }
+    // The MCP example is a tool call that answers results.
+    const mcp = curls.find((c) => c.url === `${base}/mcp`)!;
+    const called = (await (await fetch(mcp.url, mcp.init)).json()) as { result?: { isError?: boolean } };
+    expect(called.result?.isError).toBeFalsy();
   });
 
   it('configures every provider against a fake, labelled as demo data', async () => {
@@ -298,8 +308,9 @@ describe('npm run demo', () => {
     expect(get.headers.get('allow')).toBe('POST');
   });
 
-  it('stops on Ctrl-C, embedded database included', async () => {
-    child.kill('SIGINT');
+  // Closing its terminal sends SIGHUP, handled as Ctrl-C (SIGINT) is: the same stop.
+  it('stops when its terminal closes (SIGHUP) as on Ctrl-C, embedded database included', async () => {
+    child.kill('SIGHUP');
     expect(await exited).toBe(0);
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
   }, 30_000);

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../src/auth/users.js';
-import { CREATE_FIRST_USER, serverUrl } from '../../src/runtime/ready.js';
+import { CREATE_FIRST_USER, reachOf, serverUrl } from '../../src/runtime/ready.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { freePort } from '../helpers/server.js';
 
@@ -26,7 +26,9 @@ interface Server {
 const PRETTY_LINE = /^\[\d\d:\d\d:\d\d\.\d{3}\] (INFO|WARN|ERROR|DEBUG|FATAL): /;
 
 function start(env: Record<string, string>, options: { terminal: boolean }): Server {
-  const serverEnv = { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', PROBE_INTERVAL_SECONDS: '0', ...env };
+  // No HOST: a plain start binds the default address.
+  const { HOST: _host, ...inherited } = process.env;
+  const serverEnv = { ...inherited, LOG_LEVEL: 'info', PROBE_INTERVAL_SECONDS: '0', ...env };
   const node = [process.execPath, '--import', 'tsx', 'src/server.ts'];
   // script(1) runs the server on a pseudo-terminal of its own and copies what it writes there.
   const child = options.terminal
@@ -84,7 +86,12 @@ describe('the server in a terminal', () => {
       for (const line of lines.filter((l) => !l.startsWith(' '))) expect(line).toMatch(PRETTY_LINE);
       expect(lines.some((l) => l.startsWith('{'))).toBe(false);
       const ready = lines.findIndex((l) => /INFO: ready /.test(l));
-      expect(lines[ready]).toMatch(new RegExp(`INFO: ready http://127\\.0\\.0\\.1:${port} \\{"ms":\\d+\\}$`));
+      // The address bound and who can reach it: a plain start is this machine's only.
+      expect(lines[ready]).toMatch(
+        new RegExp(
+          `INFO: ready http://127\\.0\\.0\\.1:${port} \\{"host":"127\\.0\\.0\\.1","reachable_from":"this machine only","ms":\\d+\\}$`,
+        ),
+      );
       // The hint right after the ready line.
       expect(lines[ready + 1]).toMatch(PRETTY_LINE);
       expect(lines[ready + 1]).toContain(`no user yet; create the first one: ${CREATE_FIRST_USER}`);
@@ -103,7 +110,13 @@ describe('the server in a terminal', () => {
     try {
       await waitFor('ready', () => s.output().includes('"msg":"ready"'), s);
       const records = s.lines().map((l) => JSON.parse(l) as Record<string, unknown>);
-      expect(records.find((r) => r.msg === 'ready')).toMatchObject({ url: `http://127.0.0.1:${port}`, level: 30 });
+      // A plain start listens on this machine only, and says so.
+      expect(records.find((r) => r.msg === 'ready')).toMatchObject({
+        url: `http://127.0.0.1:${port}`,
+        host: '127.0.0.1',
+        reachable_from: 'this machine only',
+        level: 30,
+      });
       expect(s.output()).not.toContain('no user yet');
     } finally {
       await stop(s);
@@ -174,5 +187,13 @@ describe('the ready URL', () => {
     expect(serverUrl('127.0.0.1', 18080)).toBe('http://127.0.0.1:18080');
     expect(serverUrl('::1', 8000)).toBe('http://[::1]:8000');
     expect(serverUrl('sift.internal', 80)).toBe('http://sift.internal:80');
+  });
+
+  it('says who can reach the address bound', () => {
+    expect(reachOf('127.0.0.1')).toBe('this machine only');
+    expect(reachOf('::1')).toBe('this machine only');
+    expect(reachOf('0.0.0.0')).toBe('every network interface');
+    expect(reachOf('::')).toBe('every network interface');
+    expect(reachOf('192.168.1.20')).toBe('the interface of 192.168.1.20');
   });
 });

@@ -111,6 +111,20 @@ describe('provider suspension', () => {
     expect(calls(fakes.marginalia) - before).toBe(5);
   });
 
+  it('lists a network failure as unreachable on each call, and suspends only after three in a row', async () => {
+    fakes.staan.setMode({ kind: 'reset' });
+    const before = calls(fakes.staan);
+    for (let i = 1; i <= 3; i++) {
+      const res = await web('provider_01,provider_04');
+      expect(res.body.unresponsive).toEqual([{ engine: 'provider_04', reason: 'unreachable' }]);
+      // Not suspended by the first failures: asked again each time.
+      expect(calls(fakes.staan) - before).toBe(i);
+    }
+    const skipped = await web('provider_01,provider_04');
+    expect(skipped.body.unresponsive).toEqual([{ engine: 'provider_04', reason: 'unavailable' }]);
+    expect(calls(fakes.staan) - before).toBe(3);
+  });
+
   it('still probes a suspended provider, and a probe that succeeds brings it back', async () => {
     libre.setMode({ kind: 'status', status: 500, body: { error: 'down' } }, '/translate');
     const translate = () =>

@@ -29,12 +29,12 @@ import { FAULTS, type Fault, type FaultStation, startFaultStation } from './faul
 const TIMEOUT_MS = 400;
 const LIMITS = { API_THROTTLE_BURST: '1000000/min', API_THROTTLE_SUSTAINED: '10000000/day' };
 
-type Reason = 'timeout' | 'error' | 'rate_limited' | 'unavailable';
+type Reason = 'timeout' | 'error' | 'unreachable' | 'rate_limited' | 'unavailable';
 
 /** What each fault must look like to API clients (`unresponsive[].reason`) and to operators (`last_error`). */
 const EXPECTED: Record<Exclude<Fault, 'pass'>, { reason: Reason; lastError: RegExp }> = {
-  refused: { reason: 'unavailable', lastError: /^connection refused$/ },
-  'reset-mid-body': { reason: 'unavailable', lastError: /^connection closed by upstream before a complete answer$/ },
+  refused: { reason: 'unreachable', lastError: /^connection refused$/ },
+  'reset-mid-body': { reason: 'unreachable', lastError: /^connection closed by upstream before a complete answer$/ },
   // The call's own deadline, or the request's (a card lookup's) when it comes first.
   drip: {
     reason: 'timeout',

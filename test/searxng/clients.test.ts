@@ -42,21 +42,21 @@ describe.runIf(!installed)('real SearXNG clients', () => {
   });
 });
 
+beforeAll(async () => {
+  db = await createTestDatabase();
+  fakes = await startAllFakes();
+  t = await buildTestApp(db, { ...fakes.env, API_THROTTLE_BURST: '10000/min', API_THROTTLE_SUSTAINED: '100000/day' });
+  base = await listen(t.app);
+  ({ userId, apiKey: key } = await createUserWithKey(db.pool, 'clients'));
+});
+
+afterAll(async () => {
+  await t?.close();
+  await fakes?.close();
+  await db?.drop();
+});
+
 describe.runIf(installed)('real SearXNG clients against Sift', () => {
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    fakes = await startAllFakes();
-    t = await buildTestApp(db, { ...fakes.env, API_THROTTLE_BURST: '10000/min', API_THROTTLE_SUSTAINED: '100000/day' });
-    base = await listen(t.app);
-    ({ userId, apiKey: key } = await createUserWithKey(db.pool, 'clients'));
-  });
-
-  afterAll(async () => {
-    await t?.close();
-    await fakes?.close();
-    await db?.drop();
-  });
-
   describe('LangChain JS SearxngSearch', () => {
     interface Tool {
       invoke(input: string): Promise<unknown>;
@@ -80,7 +80,17 @@ describe.runIf(installed)('real SearXNG clients against Sift', () => {
       expect(first.title).toBe('jupiter langchain result 1');
       expect(first.snippet).not.toContain('<strong>');
       await t.app.lifecycle.flush();
-      expect(await monthlySearches(db.pool, userId)).toBe(before + 1);
+      // Its POST has no body: priced from the query string, the four web engines as over REST.
+      expect(await monthlySearches(db.pool, userId)).toBe(before + 4);
+    });
+
+    it('gets results through a base URL ending in a slash (`//search`, as n8n credentials give it)', async () => {
+      for (const apiBase of [`${base}/searxng/${key}/`, `${base}/`]) {
+        const tool = new SearxngSearch({ apiBase, headers: { 'X-API-Key': key } });
+        const text = String(await tool.invoke('otters slash'));
+        const first = JSON.parse(`[${text}]`)[0] as { link: string };
+        expect(first.link, apiBase).toMatch(/^https:\/\/shared\.example\/otters-slash\//);
+      }
     });
 
     it('gets the instant answer and the infobox when there are no results, with the key in a header', async () => {
@@ -117,7 +127,8 @@ describe.runIf(installed)('real SearXNG clients against Sift', () => {
       expect(web.results.length).toBeGreaterThan(0);
       expect(new Set(web.results.map((r) => r.engine))).toEqual(new Set(['brave', 'mojeek']));
       expect(web.results[0]).toMatchObject({ category: 'general', title: 'otters agentic result 1' });
-      expect(web.suggestions).toEqual([]);
+      // Brave's query suggestions (Brave asked, and this instance has Brave Suggest).
+      expect(web.suggestions).toContain('otters agentic meaning');
       const images = await client.search({ query: 'otters agentic', categories: ['images'] });
       expect(images.results.length).toBeGreaterThan(0);
       expect(images.results.every((r) => r.category === 'images')).toBe(true);
@@ -171,5 +182,68 @@ describe.runIf(installed)('real SearXNG clients against Sift', () => {
       expect(res.isError).toBeFalsy();
       expect(text(res)).toContain('rus meaning');
     });
+  });
+});
+
+/*
+ * Clients that are not npm packages, by the requests they send and what their panels keep (read
+ * from their sources): LangChain Python's SearxSearchWrapper asks the base URL itself with
+ * `requests` (which follows redirects), Perplexica keeps a video only with
+ * `thumbnail && url && title && iframe_src`, LibreChat dates a news item by `publishedDate`.
+ */
+describe('recorded SearXNG clients against Sift', () => {
+  type Json = Record<string, unknown>;
+  /** The headers python-requests sends, with the key as its users pass it (`headers=`). */
+  const pythonRequests = () => ({
+    'user-agent': 'python-requests/2.32.3',
+    'accept-encoding': 'gzip, deflate',
+    accept: '*/*',
+    'x-api-key': key,
+  });
+
+  it("answers LangChain Python's SearxSearchWrapper pointed at the root, through SearXNG's redirect", async () => {
+    const query = new URLSearchParams({ language: 'en', format: 'json', q: 'otters python' });
+    const first = await fetch(`${base}/?${query}`, { headers: pythonRequests(), redirect: 'manual' });
+    expect(first.status).toBe(308);
+    expect(first.headers.get('location')).toBe(`/search?${query}`);
+    // requests follows the redirect with the same method and headers (same host).
+    const res = await fetch(`${base}/?${query}`, { headers: pythonRequests() });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { results: Json[] };
+    expect(body.results[0]?.url).toMatch(/^https:\/\/shared\.example\/otters-python\//);
+  });
+
+  it('answers the same wrapper pointed at the base URL with the key, with or without its trailing slash', async () => {
+    const query = new URLSearchParams({ language: 'en', format: 'json', q: 'otters keyed' });
+    for (const host of [`${base}/searxng/${key}`, `${base}/searxng/${key}/`]) {
+      const res = await fetch(`${host}?${query}`, { headers: { ...pythonRequests(), 'x-api-key': '' } });
+      expect(res.status, host).toBe(200);
+      expect(((await res.json()) as { results: Json[] }).results.length, host).toBeGreaterThan(0);
+    }
+  });
+
+  it("fills Perplexica's video panel: videos pass its filter (thumbnail, url, title and iframe_src)", async () => {
+    // Perplexica's video search: the engines it names, format=json, GET.
+    const query = new URLSearchParams({ format: 'json', q: 'otters video', engines: 'youtube' });
+    const res = await fetch(`${base}/searxng/${key}/search?${query}`);
+    expect(res.status).toBe(200);
+    const videos = ((await res.json()) as { results: Json[] }).results;
+    expect(videos.length).toBeGreaterThan(0);
+    const kept = videos.filter((r) => r.thumbnail && r.url && r.title && r.iframe_src);
+    // PeerTube's own videos carry their player page; Brave's keep one for platforms that embed.
+    expect(kept.length).toBeGreaterThanOrEqual(10);
+    for (const r of kept) expect(String(r.iframe_src)).toMatch(/^https:\/\//);
+  });
+
+  it("dates LibreChat's news items: publishedDate parses as the upstream's date", async () => {
+    const query = new URLSearchParams({ q: 'otters news', format: 'json', categories: 'news', pageno: '1' });
+    const res = await fetch(`${base}/search?${query}`, { headers: { 'x-api-key': key } });
+    const news = ((await res.json()) as { results: Json[] }).results.filter((r) => r.category === 'news');
+    expect(news.length).toBeGreaterThan(0);
+    const dated = news.map((r) => ({ link: r.url, date: r.publishedDate }));
+    for (const item of dated) {
+      expect(typeof item.date, String(item.link)).toBe('string');
+      expect(Number.isNaN(new Date(String(item.date)).getTime()), String(item.link)).toBe(false);
+    }
   });
 });

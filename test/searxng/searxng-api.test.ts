@@ -33,6 +33,19 @@ async function search(params: Record<string, string>, init: { method?: 'GET' | '
 
 const results = (body: Json) => body.results as Json[];
 
+/** A Brave video result as Brave sends one (upstreams.md), for a watch URL. */
+const braveVideo = (url: string) => ({
+  type: 'video_result',
+  title: `Video at ${url}`,
+  url,
+  description: 'A video.',
+  age: '2 days ago',
+  page_age: '2026-12-01T09:30:00',
+  video: { duration: '03:10', views: 10, creator: 'Someone', publisher: 'Platform' },
+  thumbnail: { src: 'https://imgs.search.brave.com/v.jpg', original: `${url}/hq.jpg` },
+  meta_url: { scheme: 'https', netloc: new URL(url).host, hostname: new URL(url).hostname, path: '› watch' },
+});
+
 const usage = () => searchesCounted(t, db, userId);
 
 beforeAll(async () => {
@@ -86,7 +99,8 @@ describe('GET /search?format=json: the response', () => {
         url: 'https://doc.rust-lang.org/book/?x=1#intro',
         title: 'The <b>Rust</b> Book',
         description: 'Learn &amp; love <strong>Rust</strong>, the language.',
-        age: '2024-05-01T10:00:00',
+        age: 'May 1, 2024',
+        publishedDate: '2024-05-01T10:00:00',
       },
       { url: 'https://brave-only.example/' },
     ]);
@@ -111,8 +125,8 @@ describe('GET /search?format=json: the response', () => {
       positions: [1, 2],
       score: expect.any(Number),
       category: 'general',
-      publishedDate: '2024-05-01T10:00:00Z',
-      pubdate: '2024-05-01T10:00:00Z',
+      publishedDate: '2024-05-01T10:00:00+00:00',
+      pubdate: '2024-05-01 10:00:00+0000',
       iframe_src: '',
       audio_src: '',
       length: null,
@@ -174,11 +188,11 @@ describe('GET /search?format=json: the response', () => {
     await search({ q, format: 'json', time_range: 'week' });
     await search({ q, format: 'json', pageno: '2' });
     expect(fakes.cards.wikipedia.requests).toHaveLength(0);
-    expect(fakes.web.brave.requests).toHaveLength(2);
+    expect(fakes.web.brave.requestsTo('web')).toHaveLength(2);
     await search({ q, format: 'json' });
     expect(fakes.cards.wikipedia.requests.length).toBeGreaterThan(0);
     // The cards' web search is the search's own: Brave asked once more, not twice.
-    expect(fakes.web.brave.requests).toHaveLength(3);
+    expect(fakes.web.brave.requestsTo('web')).toHaveLength(3);
   });
 
   it("puts Brave's spelling correction in corrections", async () => {
@@ -186,6 +200,13 @@ describe('GET /search?format=json: the response', () => {
     fakes.web.brave.setAltered(q, 'hello world');
     const res = await search({ q, format: 'json' });
     expect(res.body.corrections).toEqual(['hello world']);
+  });
+
+  it('words a network failure as SearXNG does (HTTP connection error), never as a suspension', async () => {
+    fakes.web.staan.setMode({ kind: 'reset' });
+    const res = await search({ q: uniq('offline'), format: 'json' });
+    expect(res.status).toBe(200);
+    expect(res.body.unresponsive_engines).toEqual([['staan', 'HTTP connection error']]);
   });
 
   it('lists a failed engine in unresponsive_engines as an [engine, reason] pair, sorted by engine', async () => {
@@ -279,6 +300,55 @@ describe('categories and engines', () => {
     const news = results((await search({ q: uniq('elections'), format: 'json', categories: 'news' })).body);
     expect(new Set(news.map((r) => r.engine))).toEqual(new Set(['brave', 'worldnews']));
     expect(news.every((r) => r.category === 'news')).toBe(true);
+  });
+
+  it("dates news and videos by the upstream's machine date (publishedDate, pubdate), none when it sends none", async () => {
+    const q = uniq('harbour');
+    fakes.worldnews.setNews(q, [
+      {
+        title: 'Harbour reopens',
+        url: 'https://news.example/harbour',
+        summary: 'It reopens.',
+        text: '',
+        image: '',
+        publish_date: '2026-11-30 08:05:00',
+      },
+      { title: 'Undated', url: 'https://news.example/undated', summary: '', text: '', image: '', publish_date: 'soon' },
+    ]);
+    const news = results((await search({ q, format: 'json', categories: 'news' })).body);
+    const byUrl = new Map(news.map((r) => [r.url, r]));
+    expect(byUrl.get('https://news.example/harbour')).toMatchObject({
+      publishedDate: '2026-11-30T08:05:00+00:00',
+      pubdate: '2026-11-30 08:05:00+0000',
+    });
+    expect(byUrl.get('https://news.example/undated')).toMatchObject({ publishedDate: null, pubdate: '' });
+    // Brave's page_age (no zone: UTC), next to its display age.
+    const brave = news.find((r) => r.engine === 'brave');
+    expect(brave?.publishedDate).toBe('2025-11-20T08:00:00+00:00');
+  });
+
+  it("fills a video's iframe_src from PeerTube's embedUrl and from YouTube, Vimeo and Dailymotion watch URLs", async () => {
+    const q = uniq('lathe');
+    fakes.web.brave.setMediaResults('videos', q, [
+      braveVideo('https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=3'),
+      braveVideo('https://vimeo.com/76979871'),
+      braveVideo('https://www.dailymotion.com/video/x8abcd1'),
+      braveVideo('https://videos.example/watch/1'),
+    ]);
+    const videos = results((await search({ q, format: 'json', categories: 'videos' })).body);
+    const frame = new Map(videos.map((r) => [r.url, r.iframe_src]));
+    expect(frame.get('https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=3')).toBe(
+      'https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ',
+    );
+    expect(frame.get('https://vimeo.com/76979871')).toBe('https://player.vimeo.com/video/76979871');
+    expect(frame.get('https://www.dailymotion.com/video/x8abcd1')).toBe(
+      'https://www.dailymotion.com/embed/video/x8abcd1',
+    );
+    expect(frame.get('https://videos.example/watch/1')).toBe('');
+    const peertube = videos.filter((r) => r.engine === 'sepia');
+    expect(peertube.length).toBeGreaterThan(0);
+    for (const r of peertube) expect(r.iframe_src).toMatch(/^https:\/\/[a-z.]+\/videos\/embed\/[0-9a-f-]{36}$/);
+    expect(peertube[0]!.publishedDate).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/);
   });
 
   it('searches places for the map category', async () => {
@@ -384,12 +454,119 @@ describe('requests as the clients send them', () => {
   });
 });
 
+describe('the formats and endpoints scripts use', () => {
+  async function raw(path: string, headers: Record<string, string> = { 'x-api-key': key }) {
+    const res = await t.app.inject({ method: 'GET', url: path, headers });
+    return { status: res.statusCode, headers: res.headers, text: res.body };
+  }
+
+  it('writes format=csv as SearXNG does: its columns, CRLF rows, minimal quoting, an attachment', async () => {
+    const q = uniq('csv, "quoted"');
+    fakes.web.brave.setResults(q, [
+      { url: 'https://a.example/one', title: 'One, with a comma', description: 'Said "hi"' },
+      { url: 'https://b.example/two', title: 'Two', description: 'plain' },
+    ]);
+    fakes.web.brave.setSuggestions(q, [`${q} more`]);
+    const res = await raw(`/search?${new URLSearchParams({ q, format: 'csv', engines: 'brave' })}`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/csv; charset=utf-8');
+    expect(res.headers['content-disposition']).toBe(`attachment;Filename=searx_-_${q.replaceAll('"', '_')}.csv`);
+    const rows = res.text.split('\r\n');
+    expect(rows[0]).toBe('title,url,content,host,engine,score,type');
+    expect(rows[1]).toBe('"One, with a comma",https://a.example/one,"Said ""hi""",a.example,brave,1.0,result');
+    expect(rows[2]).toMatch(/^Two,https:\/\/b\.example\/two,plain,b\.example,brave,0\.\d+,result$/);
+    expect(rows).toContain(`"${q.replaceAll('"', '""')} more",,,,,,suggestion`);
+    expect(res.text.endsWith('\r\n')).toBe(true);
+  });
+
+  it('writes format=rss as SearXNG does: an RSS 2.0 channel, one item per result, escaped', async () => {
+    const q = uniq('rss <feed>');
+    fakes.web.brave.setResults(q, [
+      {
+        url: 'https://a.example/?x=1&y=2',
+        title: 'A & B',
+        description: '<b>bold</b>',
+        publishedDate: '2026-12-01T08:00:00',
+      },
+    ]);
+    const res = await raw(`/search?${new URLSearchParams({ q, format: 'rss', engines: 'brave' })}`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/xml; charset=utf-8');
+    expect(res.text.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0"')).toBe(true);
+    const escapedQ = q.replace('<', '&lt;').replace('>', '&gt;');
+    expect(res.text).toContain(`<title>SearXNG search: ${escapedQ}</title>`);
+    expect(res.text).toContain(`<description>Search results for "${escapedQ}" - SearXNG</description>`);
+    expect(res.text).toContain(
+      [
+        '    <item>',
+        '      <title>A &amp; B</title>',
+        '      <type>result</type>',
+        '      <link>https://a.example/?x=1&amp;y=2</link>',
+        '      <description>bold</description>',
+        '      <pubDate>2026-12-01 08:00:00+0000</pubDate>',
+        '    </item>',
+      ].join('\n'),
+    );
+    expect(res.text.match(/<item>/g)).toHaveLength(1);
+  });
+
+  it('answers /healthz with OK as plain text, without a key and counting nothing', async () => {
+    const before = await usage();
+    const res = await raw('/healthz', {});
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.text).toBe('OK');
+    expect(await usage()).toBe(before);
+  });
+
+  it("fills suggestions with Brave's query suggestions on a page-1 web search", async () => {
+    const q = uniq('suggested');
+    fakes.web.brave.setSuggestions(q, [q, `${q} recipes`, `${q} history`]);
+    const res = await search({ q, format: 'json' });
+    expect(res.body.suggestions).toEqual([`${q} recipes`, `${q} history`]);
+    const page2 = await search({ q, format: 'json', pageno: '2' });
+    expect(page2.body.suggestions).toEqual([]);
+  });
+
+  it('takes the bangs out of the query and searches what they name (!images, !news, !brave, !mojeek)', async () => {
+    const q = uniq('otters');
+    const images = await search({ q: `!images ${q}`, format: 'json' });
+    // The query searched, without its bangs, as SearXNG answers it.
+    expect(images.body.query).toBe(q);
+    expect(results(images.body).every((r) => r.category === 'images')).toBe(true);
+    expect(fakes.web.brave.requestsTo('images').map((r) => r.query.get('q'))).toEqual([q]);
+    expect(fakes.web.brave.requestsTo('web')).toHaveLength(0);
+
+    fakes.resetRequests();
+    const news = await search({ q: `${q} !news`, format: 'json', categories: 'general' });
+    expect(results(news.body).every((r) => r.category === 'news')).toBe(true);
+    expect(fakes.worldnews.requests.map((r) => r.query.get('text'))).toEqual([q]);
+
+    fakes.resetRequests();
+    const engines = await search({ q: `!mojeek !br ${q}`, format: 'json' });
+    expect(new Set(results(engines.body).map((r) => r.engine))).toEqual(new Set(['brave', 'mojeek']));
+    expect(fakes.web.mojeek.requests.map((r) => r.query.get('q'))).toEqual([q]);
+    expect(fakes.web.staan.requests).toHaveLength(0);
+
+    fakes.resetRequests();
+    // Unknown bangs and SearXNG's external ones (!!) are words of the query.
+    await search({ q: `!nosuch !!w ${q}`, format: 'json', engines: 'mojeek' });
+    expect(fakes.web.mojeek.requests.map((r) => r.query.get('q'))).toEqual([`!nosuch !!w ${q}`]);
+  });
+
+  it('refuses a query of bangs only as a query without words', async () => {
+    const res = await search({ q: '!images', format: 'json' });
+    expect(res.status).toBe(400);
+    expect(String(res.body.detail)).toMatch(/^q: /);
+  });
+});
+
 describe('invalid requests', () => {
   it('refuses an unsupported format, a missing q and bad parameters with a 400 JSON error, counting nothing', async () => {
     const before = await usage();
     const cases: [Record<string, string>, string][] = [
-      [{ q: 'x', format: 'rss' }, 'Unsupported format "rss": this API answers format=json only.'],
-      [{ q: 'x', format: 'html' }, 'Unsupported format "html": this API answers format=json only.'],
+      [{ q: 'x', format: 'xml' }, 'Unsupported format "xml": this API answers format=json, csv or rss.'],
+      [{ q: 'x', format: 'html' }, 'Unsupported format "html": this API answers format=json, csv or rss.'],
       [{ format: 'json' }, 'q: This query parameter is required.'],
       [{ q: 'x', pageno: 'two' }, 'pageno: Must be a positive integer.'],
       [{ q: 'x', pageno: '0' }, 'pageno: Must be a positive integer.'],

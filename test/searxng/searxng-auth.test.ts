@@ -57,7 +57,11 @@ describe('authentication', () => {
     for (const path of ['/search?q=a&format=json', '/config', '/autocompleter?q=a']) {
       const res = await get(path);
       expect(res.status, path).toBe(401);
-      expect(res.body).toEqual({ detail: 'Authentication credentials were not provided.' });
+      // SearXNG's error shape, as its other errors have it.
+      expect(res.body).toEqual({
+        error: 'Authentication credentials were not provided.',
+        detail: 'Authentication credentials were not provided.',
+      });
     }
   });
 
@@ -89,22 +93,65 @@ describe('authentication', () => {
     ] as [string, Record<string, string>][]) {
       const res = await get(path, headers);
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ detail: 'Invalid or revoked API key.' });
+      expect(res.body).toEqual({ error: 'Invalid or revoked API key.', detail: 'Invalid or revoked API key.' });
       expect(res.text).not.toContain(wrong.slice(-20));
     }
   });
 });
 
 describe('limits, quota and usage', () => {
-  it('counts one search per /search and per /autocompleter, none for /config, and none for a 400', async () => {
+  it('counts a /search as REST counts the same searches, one per /autocompleter, none for /config or a 400', async () => {
     const before = await usage();
+    // Four web engines (general) and one each for images and news.
     await get(`/searxng/${key}/search?q=usage+one&format=json&categories=general,images,news`);
-    expect(await usage()).toBe(before + 1);
+    expect(await usage()).toBe(before + 6);
     await get(`/searxng/${key}/autocompleter?q=usage`);
-    expect(await usage()).toBe(before + 2);
+    expect(await usage()).toBe(before + 7);
     await get(`/searxng/${key}/config`);
-    await get(`/searxng/${key}/search?q=usage&format=csv`);
-    expect(await usage()).toBe(before + 2);
+    await get(`/searxng/${key}/search?q=usage&format=html`);
+    expect(await usage()).toBe(before + 7);
+  });
+
+  it('spends the same usage for the same search through either door (GET /api/v1/key/)', async () => {
+    const used = async () => {
+      const res = await get('/api/v1/key/', { 'x-api-key': key });
+      return (res.body.usage as { searches: number }).searches;
+    };
+    const pairs: [string, string[]][] = [
+      // SearXNG search -> the REST searches it stands for.
+      ['q=door+web&engines=brave,mojeek', ['/api/v1/web/?q=door+web&engine=provider_01,provider_02']],
+      ['q=door+all', ['/api/v1/web/?q=door+all']],
+      [
+        'q=door+media&categories=images,news,videos',
+        ['/api/v1/images/?q=door+media', '/api/v1/news/?q=door+media', '/api/v1/videos/?q=door+media'],
+      ],
+      [
+        'q=door+mix&categories=videos&engines=marginalia',
+        ['/api/v1/web/?q=door+mix&engine=provider_03', '/api/v1/videos/?q=door+mix'],
+      ],
+    ];
+    for (const [searx, rest] of pairs) {
+      const start = await used();
+      expect((await get(`/search?${searx}&format=json`, { 'x-api-key': key })).status, searx).toBe(200);
+      await app.app.lifecycle.flush();
+      const bySearx = (await used()) - start;
+      for (const path of rest) expect((await get(path, { 'x-api-key': key })).status, path).toBe(200);
+      await app.app.lifecycle.flush();
+      const byRest = (await used()) - start - bySearx;
+      expect(bySearx, searx).toBe(byRest);
+      expect(bySearx, searx).toBeGreaterThan(0);
+    }
+  });
+
+  it('reserves the most a search counts for a POST with a body, and keeps only what it asked', async () => {
+    const before = await usage();
+    const res = await fetch(`${app.base}/search`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ q: 'posted form', format: 'json', engines: 'mojeek' }),
+    });
+    expect(res.status).toBe(200);
+    expect(await usage()).toBe(before + 1);
   });
 
   it('sends the RateLimit headers the REST API sends', async () => {
@@ -114,7 +161,7 @@ describe('limits, quota and usage', () => {
   });
 
   it('refuses a search past the monthly quota with 429 and Retry-After', async () => {
-    const quota = await startApp(db, { ...fakes.env, API_MONTHLY_QUOTA: '1' });
+    const quota = await startApp(db, { ...fakes.env, API_MONTHLY_QUOTA: '4' });
     try {
       const user = await createUser(db.pool, { username: 'quota-searxng' });
       const own = (await issueApiKey(db.pool, user.id)).key;
@@ -123,7 +170,8 @@ describe('limits, quota and usage', () => {
       expect(refused.status).toBe(429);
       expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
       expect(String(refused.body.detail)).toMatch(/^Monthly search quota exhausted/);
-      expect(await usage(quota, user.id)).toBe(1);
+      expect(refused.body.error).toBe(refused.body.detail);
+      expect(await usage(quota, user.id)).toBe(4);
     } finally {
       await quota.close();
     }
@@ -143,8 +191,12 @@ describe('a key in the URL', () => {
     await get(`/searxng/${key}/search?q=logged&format=json`);
     await get(`/searxng/${wrong}/search?q=logged`);
     await get(`/searxng/${key}/nothing-here`);
-    await get(`/searxng/${key}/search?format=rss&q=x`);
+    await get(`/searxng/${key}/search?format=html&q=x`);
     const secret = key.split('.')[1]!;
+    // Nor the links of an RSS answer (its channel links the root's /search).
+    const rss = await fetch(`${app.base}/searxng/${key}/search?format=rss&q=feed`).then((r) => r.text());
+    expect(rss).toContain('<rss version="2.0"');
+    expect(rss).not.toContain(secret);
     const metrics = await fetch(`${app.base}/metrics`).then((r) => r.text());
     expect(metrics).toContain('route="/searxng/:key/search"');
     expect(metrics).not.toContain(secret);

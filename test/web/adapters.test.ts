@@ -32,7 +32,16 @@ const config = parseConfig({
 });
 const query = (over: Partial<WebQuery> = {}) => normalizedQuery('a b&c', over);
 
-const EMPTY = { title: '', url: '', description: '', display_url: '', favicon_url: '', age: '', sitelinks: [] };
+const EMPTY = {
+  title: '',
+  url: '',
+  description: '',
+  display_url: '',
+  favicon_url: '',
+  age: '',
+  published: '',
+  sitelinks: [],
+};
 
 describe('Brave web adapter', () => {
   it('builds the request from the normalized parameters and the config', () => {
@@ -155,6 +164,7 @@ describe('Brave web adapter', () => {
             meta_url: { netloc: 'b.example', path: '  ›  p  ' },
             profile: { img: 'i' },
             age: '1 day ago',
+            page_age: '2026-12-06T07:08:09',
             deep_results: { buttons: [{ title: 's', url: 'u', extra: 1 }] },
           },
         ],
@@ -171,6 +181,7 @@ describe('Brave web adapter', () => {
         display_url: 'b.example › p',
         favicon_url: 'i',
         age: '1 day ago',
+        published: '2026-12-06T07:08:09Z',
         sitelinks: [{ title: 's', url: 'u', extra: 1 }],
       },
     ]);
@@ -230,6 +241,7 @@ describe('Mojeek adapter', () => {
       },
     });
     expect(slice.results.map((r) => r.age)).toEqual(['November 14, 2023', 'November 14, 2023', '', '']);
+    expect(slice.results.map((r) => r.published)).toEqual(['2023-11-14T22:13:20Z', '2023-11-14T22:13:20Z', '', '']);
   });
 
   it('treats any response.status other than "OK" as a failure, even in a 200 answer', () => {
@@ -335,9 +347,10 @@ describe('Staan adapter', () => {
     expect(staanAccepts({ q: 'x'.repeat(401), page: 1 })).toBe(false);
   });
 
-  it('writes published_date as the age', () => {
+  it('writes published_date as the age, and as published (midnight UTC)', () => {
     const slice = parseStaan({ web: { results: [{ url: 'https://s.example/a', published_date: '2025-03-04' }] } });
     expect(slice.results[0]!.age).toBe('March 04, 2025');
+    expect(slice.results[0]!.published).toBe('2025-03-04T00:00:00Z');
   });
 
   it('maps snippet, display_url (else hostname) and favicon_url', () => {

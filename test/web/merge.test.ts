@@ -8,6 +8,7 @@ const r = (url: string, extra: Partial<EngineResult> = {}): EngineResult => ({
   display_url: '',
   favicon_url: '',
   age: '',
+  published: '',
   sitelinks: [],
   ...extra,
 });
@@ -74,6 +75,7 @@ describe('reciprocal rank fusion', () => {
         display_url: '',
         favicon_url: 'f',
         age: '2 days ago',
+        published: '',
         source: 'both',
         source_label: 'Mojeek',
         sitelinks: [],

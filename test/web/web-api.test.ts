@@ -311,6 +311,8 @@ describe('GET /api/v1/web/ merged results', () => {
           display_url: 'doc.rust-lang.org › book',
           favicon_url: 'https://imgs.example/favicon.png',
           age: 'March 3, 2024',
+          // Brave's page_age, its machine date (no zone: UTC).
+          published: '2024-03-03T10:12:00Z',
           source: 'all',
           source_label: 'Mojeek · Marginalia',
           sitelinks: [{ type: 'button_result', title: 'Ownership', url: 'https://doc.rust-lang.org/book/ch04.html' }],
@@ -323,6 +325,7 @@ describe('GET /api/v1/web/ merged results', () => {
           favicon_url: '',
           // Mojeek's date (Unix seconds), as Sift writes a date.
           age: 'February 09, 2024',
+          published: '2024-02-09T12:00:00Z',
           source: 'both',
           source_label: 'Mojeek · Staan',
           sitelinks: [],
@@ -335,6 +338,7 @@ describe('GET /api/v1/web/ merged results', () => {
           favicon_url: 'https://staan.example/fav.ico',
           // Staan's published_date.
           age: 'March 14, 2025',
+          published: '2025-03-14T00:00:00Z',
           source: 'provider_04',
           source_label: 'Staan',
           sitelinks: [],
@@ -346,6 +350,7 @@ describe('GET /api/v1/web/ merged results', () => {
           display_url: 'brave-only.example',
           favicon_url: 'https://imgs.search.brave.com/profile/brave-only.example',
           age: 'March 3, 2024',
+          published: '2024-03-03T10:12:00Z',
           source: 'provider_01',
           source_label: '',
           sitelinks: [],
@@ -436,7 +441,8 @@ describe('GET /api/v1/web/ upstream failures', () => {
     expect(res.body.unresponsive).toEqual([
       { engine: 'provider_01', reason: 'error' },
       { engine: 'provider_02', reason: 'error' },
-      { engine: 'provider_04', reason: 'unavailable' },
+      // A reset connection is a network failure of this call, not a suspension.
+      { engine: 'provider_04', reason: 'unreachable' },
     ]);
     expect(res.body.results.every((r) => r.source === 'provider_03')).toBe(true);
   });

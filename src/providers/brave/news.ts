@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { MediaQuery, NewsResult } from '../../contracts/search.js';
 import { body, line, list, nested, text } from '../tolerant.js';
+import { isoUtc } from '../dates.js';
 import type { ProviderCall } from '../types.js';
 import { type BraveMediaConfig, braveMediaCall } from './media.js';
 
@@ -14,7 +15,7 @@ import { type BraveMediaConfig, braveMediaCall } from './media.js';
  *
  * Response results[] (Brave's published news sample; the NewsResult type of
  * brave/brave-search-mcp-server src/tools/news/types.ts): title, url,
- * description, age ("2 hours ago"), thumbnail.src, meta_url.{netloc,
+ * description, age ("2 hours ago"), page_age (ISO, no zone: UTC) as published, thumbnail.src, meta_url.{netloc,
  * hostname} and, for many results, profile.name (the publisher's name). There
  * is no `source` key in Brave's news results: the publisher is profile.name,
  * else the publisher's site, meta_url.hostname (a `source` string is still
@@ -26,6 +27,7 @@ const item = z.object({
   url: text,
   description: line,
   age: text,
+  page_age: text,
   source: line,
   profile: nested({ name: line }),
   thumbnail: nested({ src: text }),
@@ -44,6 +46,7 @@ export function parseBraveNews(json: unknown): NewsResult[] {
       url: r.url,
       description: r.description,
       age: r.age,
+      published: isoUtc(r.page_age),
       source: r.source || r.profile.name || hostname,
       hostname,
       thumbnail: r.thumbnail.src,

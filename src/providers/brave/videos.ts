@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { MediaQuery, VideoResult } from '../../contracts/search.js';
 import { body, line, list, nested, text } from '../tolerant.js';
+import { isoUtc } from '../dates.js';
+import { embedUrlOf } from '../embed.js';
 import type { ProviderCall } from '../types.js';
 import { type BraveMediaConfig, braveMediaCall } from './media.js';
 
@@ -17,13 +19,16 @@ import { type BraveMediaConfig, braveMediaCall } from './media.js';
  * (Brave's text, as is), video.duration (already "MM:SS" / "HH:MM:SS"),
  * video.publisher (the platform: "YouTube") and video.creator (the channel),
  * thumbnail.src, meta_url.hostname. source <- video.publisher, else
- * video.creator. Items without a url are dropped.
+ * video.creator. published <- page_age (ISO, no zone: UTC); embed_url <- the
+ * platform's player for a YouTube, Vimeo or Dailymotion watch URL (../embed.ts).
+ * Items without a url are dropped.
  */
 
 const item = z.object({
   title: line,
   url: text,
   age: text,
+  page_age: text,
   video: nested({ duration: text, publisher: line, creator: line }),
   thumbnail: nested({ src: text }),
   meta_url: nested({ hostname: text, netloc: text }),
@@ -39,10 +44,12 @@ export function parseBraveVideos(json: unknown): VideoResult[] {
       title: r.title,
       url: r.url,
       age: r.age,
+      published: isoUtc(r.page_age),
       source: r.video.publisher || r.video.creator,
       duration: r.video.duration,
       hostname: r.meta_url.hostname || r.meta_url.netloc,
       thumbnail: r.thumbnail.src,
+      embed_url: embedUrlOf(r.url),
     });
   }
   return out;

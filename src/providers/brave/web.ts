@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { EngineResult, EngineSlice, WebQuery } from '../../contracts/search.js';
 import { body, line, list, nested, rawList, text } from '../tolerant.js';
+import { isoUtc } from '../dates.js';
 import type { ProviderCall } from '../types.js';
 import {
   BRAVE_MAX_PAGE,
@@ -24,7 +25,7 @@ import {
  *
  * Response (Brave's published web search sample; upstreams.md section 1):
  * web.results[] with title, url, description (with <strong> highlight
- * markup), age ("March 3, 2024"), profile.img (favicon), meta_url.netloc and
+ * markup), age ("March 3, 2024"), page_age (ISO, no zone: UTC) as published, profile.img (favicon), meta_url.netloc and
  * meta_url.path (a breadcrumb "› book › ch04"), deep_results.buttons[]
  * (sitelinks); query.altered is the spell-corrected query Brave searched.
  * Whitespace runs in titles, descriptions and the display URL become one space.
@@ -38,6 +39,7 @@ const item = z.object({
   url: text,
   description: line,
   age: text,
+  page_age: text,
   profile: nested({ img: text }),
   meta_url: nested({ netloc: line, path: line }),
   deep_results: nested({ buttons: rawList }),
@@ -81,6 +83,7 @@ export function parseBraveWeb(json: unknown): EngineSlice {
       display_url: netloc && path ? `${netloc} ${path}` : netloc || path,
       favicon_url: r.profile.img,
       age: r.age,
+      published: isoUtc(r.page_age),
       sitelinks: r.deep_results.buttons,
     });
   }

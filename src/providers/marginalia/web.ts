@@ -45,6 +45,7 @@ export function parseMarginalia(json: unknown): EngineSlice {
       display_url: netloc(r.url),
       favicon_url: '',
       age: '',
+      published: '',
       sitelinks: [],
     });
   }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { EngineResult, EngineSlice, WebQuery } from '../../contracts/search.js';
-import { formatUnixDay } from '../dates.js';
+import { formatUnixDay, unixIso } from '../dates.js';
 import { netloc } from '../netloc.js';
 import { body, line, list, nested, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
@@ -100,6 +100,7 @@ export function parseMojeek(json: unknown): EngineSlice {
       display_url: netloc(r.url),
       favicon_url: '',
       age: formatUnixDay(r.date),
+      published: unixIso(r.date),
       sitelinks: [],
     });
   }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { MediaQuery, VideoResult } from '../../contracts/search.js';
-import { formatPublished } from '../dates.js';
+import { formatPublished, isoUtc } from '../dates.js';
 import { earliestFor, MEDIA_LANGUAGES } from '../freshness.js';
 import { primaryLanguage } from '../language.js';
 import { body, line, list, text } from '../tolerant.js';
@@ -27,7 +27,9 @@ import type { ProviderCall } from '../types.js';
  * 2024" (its own calendar date; "" when unparsable), source "PeerTube".
  * Whitespace runs in titles become one space. A video without a url gets the
  * instance's watch page of its uuid ({origin}/videos/watch/<uuid>, PeerTube's
- * own route); one with neither is dropped.
+ * own route); one with neither is dropped. published <- publishedAt as ISO 8601
+ * UTC; embed_url <- embedUrl (SearXNG's peertube engine takes it as iframe_src),
+ * else {origin of the url}/videos/embed/<uuid>, PeerTube's embed route.
  */
 
 export { formatPublished };
@@ -45,6 +47,7 @@ const video = z.object({
   previewPath: text,
   duration: text,
   publishedAt: text,
+  embedUrl: text,
 });
 const schema = body({ data: list(video) });
 
@@ -120,14 +123,23 @@ export function parseSepia(json: unknown, baseUrl = ''): VideoResult[] {
       origin ??= originOf(baseUrl);
       thumbnail = joinToOrigin(origin, v.thumbnailPath) || joinToOrigin(origin, v.previewPath);
     }
+    // PeerTube's own player page; an instance that omits it serves one for every uuid.
+    let embedUrl = /^https?:\/\//i.test(v.embedUrl) ? v.embedUrl : '';
+    if (!embedUrl && UUID.test(v.uuid)) {
+      origin ??= originOf(baseUrl);
+      const host = URL.canParse(url) ? new URL(url).origin : origin;
+      embedUrl = host ? `${host}/videos/embed/${v.uuid}` : '';
+    }
     out.push({
       title: v.name,
       url,
       age: formatPublished(v.publishedAt),
+      published: isoUtc(v.publishedAt),
       source: SEPIA_SOURCE,
       duration: formatDuration(v.duration),
       hostname: urlSegmentHost(url),
       thumbnail,
+      embed_url: embedUrl,
     });
   }
   return out;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { EngineResult, EngineSlice, WebQuery } from '../../contracts/search.js';
 import { body, line, list, nested, text } from '../tolerant.js';
-import { formatPublished } from '../dates.js';
+import { formatPublished, isoUtc } from '../dates.js';
 import type { ProviderCall, Refusal } from '../types.js';
 
 /*
@@ -125,6 +125,7 @@ export function parseStaan(json: unknown): EngineSlice {
       display_url: r.display_url || r.hostname,
       favicon_url: r.favicon_url,
       age: formatPublished(r.published_date),
+      published: isoUtc(r.published_date),
       sitelinks: [],
     });
   }

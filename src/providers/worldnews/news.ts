@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import type { MediaQuery, NewsResult } from '../../contracts/search.js';
+import { isoUtc } from '../dates.js';
 import { earliestFor, MEDIA_LANGUAGES } from '../freshness.js';
 import { primaryLanguage } from '../language.js';
 import { body, list, text } from '../tolerant.js';
@@ -16,7 +17,7 @@ import type { ProviderCall } from '../types.js';
  *
  * Response news[]: title, url, description <- summary, else text; hostname <-
  * the url's host without a leading "www."; thumbnail <- image; source
- * "World News API"; age <- publish_date ("YYYY-MM-DD HH:MM:SS", taken as UTC;
+ * "World News API"; published <- publish_date as ISO 8601 UTC; age <- publish_date ("YYYY-MM-DD HH:MM:SS", taken as UTC;
  * an ISO "T" and "Z" are tolerated) as relative English text, the original's
  * wording exactly: "N years ago" (> 365 days), "N months ago" (days / 30,
  * > 30 days), "N days ago" (> 0 days), "N hours ago" (> 3600 s), "N minutes
@@ -115,6 +116,7 @@ export function parseWorldNews(json: unknown, now: number = Date.now()): NewsRes
       url: a.url,
       description: a.summary || a.text,
       age: relativeAge(a.publish_date, now),
+      published: isoUtc(a.publish_date),
       source: WORLDNEWS_SOURCE,
       hostname: bareHostname(a.url),
       thumbnail: a.image,

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { presentedKey } from '../../auth/api-key-auth.js';
-import { admittedCall, type GatePlan } from '../../gate/api-gate.js';
+import { admittedCall, chargeOnly, type GatePlan } from '../../gate/api-gate.js';
 import { PROJECT_ROOT } from '../../runtime/project-root.js';
 import { providersOffering } from '../../providers/registry.js';
 import { qSchema } from '../../search/queries.js';
@@ -11,13 +11,17 @@ import { instantDepsOf } from '../api/instant.js';
 import { CATEGORIES, ENGINES } from '../../search/engines.js';
 import {
   type FieldErrors,
+  MAX_SEARX_UNITS,
+  outputFormat,
   parseSearxQuery,
   type RawFields,
   rawFields,
   type SearxQuery,
+  searxUnits,
   unsupportedFormat,
 } from './params.js';
 import { unresponsiveEngines } from './results.js';
+import { csvBody, csvDisposition, rssBody } from './formats.js';
 import { searxSearch } from './search.js';
 
 /*
@@ -27,7 +31,8 @@ import { searxSearch } from './search.js';
  *
  * Every request passes the API gate like /api/v1/: a key in the usual headers, as the password
  * (or user name) of HTTP Basic auth, or in the base URL; the same rate limits and monthly quota;
- * one search counted per /search and per /autocompleter, on a success only. Errors are JSON with
+ * a /search counts what the same searches count over REST (params.ts, searxUnits), an
+ * /autocompleter one, on a success only. Errors are JSON with
  * SearXNG's `error` and Sift's `detail`, never HTML; a key in the URL never reaches a log line
  * (runtime/logging.ts), a metric label (the route pattern) or an error body.
  */
@@ -69,9 +74,16 @@ const describeErrors = (errors: FieldErrors) =>
 
 type Parsed = { fields: RawFields; format: string | null; query: ReturnType<typeof parseSearxQuery> };
 
-function parse(request: FastifyRequest): Parsed {
-  const fields = rawFields(request.query, request.method === 'POST' ? request.body : undefined);
+function parse(request: FastifyRequest, withBody = request.method === 'POST'): Parsed {
+  const fields = rawFields(request.query, withBody ? request.body : undefined);
   return { fields, format: unsupportedFormat(fields), query: parseSearxQuery(fields) };
+}
+
+/** Whether a request comes with a body (LangChain and n8n post none: everything is in the query string). */
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  if (length !== undefined) return length !== '0';
+  return request.headers['transfer-encoding'] !== undefined;
 }
 
 let version: string | undefined;
@@ -129,7 +141,12 @@ function configBody(app: FastifyInstance) {
 
 async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Promise<void> {
   const app = scope;
-  scope.apiGate.guard(scope, { limited: true, presented: (request) => keyOf(request, options.keyInUrl) });
+  scope.apiGate.guard(scope, {
+    limited: true,
+    presented: (request) => keyOf(request, options.keyInUrl),
+    // Its refusals in SearXNG's error shape, as its other errors are.
+    refusal: (detail) => ({ error: detail, detail }),
+  });
   // LangChain and n8n post `Content-Type: application/json` with no body at all (everything is in
   // the query string): an empty JSON body is no body here, not a 400.
   scope.removeContentTypeParser('application/json');
@@ -143,11 +160,14 @@ async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Prom
     }
   });
 
+  // Priced as the same searches over REST (searxUnits). A POST's body is read after admission:
+  // without one, its query string is the whole request; with one, the most a search can count is
+  // reserved, and the handler keeps only what it asked (chargeOnly).
   const searchPlan = (request: FastifyRequest): GatePlan => {
-    // A POST's body is read after admission: its one search is reserved before.
-    if (request.method === 'POST') return { metered: true, units: 1 };
-    const parsed = parse(request);
-    return { metered: true, units: parsed.format === null && parsed.query.ok ? 1 : 0, parsed };
+    if (request.method === 'POST' && hasBody(request)) return { metered: true, units: MAX_SEARX_UNITS };
+    const parsed = parse(request, false);
+    const units = parsed.format === null && parsed.query.ok ? searxUnits(parsed.query.value) : 0;
+    return { metered: true, units, parsed: request.method === 'POST' ? undefined : parsed };
   };
 
   const searchHandler = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -155,13 +175,26 @@ async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Prom
     if (parsed.format !== null) return fail(reply, 400, parsed.format);
     if (!parsed.query.ok) return fail(reply, 400, describeErrors(parsed.query.errors));
     const query: SearxQuery = parsed.query.value;
+    chargeOnly(request, searxUnits(query));
     const userAgent = request.headers['user-agent'];
     const outcome = await searxSearch(app, instantDepsOf(app), query, {
       ip: request.ip ?? '',
       userAgent: typeof userAgent === 'string' ? userAgent : '',
       log: request.log,
     });
-    if (outcome.status === 200) return outcome.body;
+    if (outcome.status === 200) {
+      const format = outputFormat(parsed.fields);
+      if (format === 'csv') {
+        reply.header('content-type', 'application/csv; charset=utf-8');
+        reply.header('content-disposition', csvDisposition(query.q));
+        return csvBody(outcome.body);
+      }
+      if (format === 'rss') {
+        reply.header('content-type', 'text/xml; charset=utf-8');
+        return rssBody(outcome.body, `${request.protocol}://${request.host}/search`);
+      }
+      return outcome.body;
+    }
     if (outcome.headers) reply.headers(outcome.headers);
     return fail(reply, outcome.status, outcome.detail, {
       unresponsive_engines: unresponsiveEngines(outcome.unresponsive),
@@ -176,6 +209,9 @@ async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Prom
   }
 
   scope.get('/config', async () => configBody(app));
+  // The root's /healthz is the app's own (no key); below a key, the same answer.
+  if (options.keyInUrl)
+    scope.get('/healthz', async (_request, reply) => reply.type('text/plain; charset=utf-8').send('OK'));
 
   const autocompletePlan = (request: FastifyRequest): GatePlan => {
     const q = rawFields(request.query, undefined).q?.trim() ?? '';
@@ -204,6 +240,8 @@ async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Prom
 
 /** The SearXNG-compatible API: at the root, and below /searxng/<key> unless SEARXNG_KEY_IN_URL_ENABLED is false. */
 export async function searxngRoutes(app: FastifyInstance): Promise<void> {
+  // SearXNG's health check, which its container images and uptime monitors poll: no key, no cost.
+  app.get('/healthz', async (_request, reply) => reply.type('text/plain; charset=utf-8').send('OK'));
   await app.register(searxngScope, { keyInUrl: false });
   if (app.config.SEARXNG_KEY_IN_URL_ENABLED) {
     await app.register(searxngScope, { prefix: '/searxng/:key', keyInUrl: true });

@@ -1,7 +1,8 @@
 import type { DateFilter } from '../../contracts/search.js';
 import { ENGINE_SLUGS, type EngineSlug, PAGE_MAX, qSchema } from '../../search/queries.js';
 import { flattenQuery, parseInteger } from '../../search/query-string.js';
-import { type Category, CATEGORIES, engineNamed, isCategory } from '../../search/engines.js';
+import { type Category, CATEGORIES, engineByBang, engineNamed, isCategory } from '../../search/engines.js';
+import type { OutputFormat } from './formats.js';
 
 /*
  * SearXNG's search parameters (its docs: "Search API"), read from the query string and from a
@@ -74,11 +75,39 @@ export function rawFields(query: unknown, body: unknown): RawFields {
   return fields;
 }
 
-/** The format asked for, when it is not JSON (the one Sift answers): a message for a 400. */
+const FORMATS: ReadonlySet<string> = new Set<OutputFormat>(['json', 'csv', 'rss']);
+
+/** The answer format asked for (json when none). */
+export function outputFormat(fields: RawFields): OutputFormat {
+  const format = (fields.format ?? '').trim().toLowerCase();
+  return FORMATS.has(format) ? (format as OutputFormat) : 'json';
+}
+
+/** The format asked for, when it is not one Sift writes (html, SearXNG's page): a message for a 400. */
 export function unsupportedFormat(fields: RawFields): string | null {
   const format = (fields.format ?? 'json').trim().toLowerCase();
-  if (format === 'json' || format === '') return null;
-  return `Unsupported format "${(fields.format ?? '').slice(0, 40)}": this API answers format=json only.`;
+  if (format === '' || FORMATS.has(format)) return null;
+  return `Unsupported format "${(fields.format ?? '').slice(0, 40)}": this API answers format=json, csv or rss.`;
+}
+
+/**
+ * SearXNG's bangs in a query: `!images`, `!news` (a category), `!brave`, `!br`, `!mojeek` (an
+ * engine, by name or shortcut, `_` for a space). Known ones are taken out of the query the
+ * upstreams receive and select what is searched, as SearXNG's own shortcuts do; `!!` (its external
+ * bangs) and unknown ones stay in the query.
+ */
+export function takeBangs(q: string): { q: string; categories: string[]; engines: string[] } {
+  const categories: string[] = [];
+  const engines: string[] = [];
+  const kept: string[] = [];
+  for (const token of q.split(/\s+/)) {
+    const name =
+      token.startsWith('!') && !token.startsWith('!!') ? token.slice(1).toLowerCase().replaceAll('_', ' ') : '';
+    if (name !== '' && isCategory(name)) categories.push(name);
+    else if (name !== '' && engineByBang(name)) engines.push(engineByBang(name)!);
+    else if (token !== '') kept.push(token);
+  }
+  return { q: kept.join(' '), categories, engines };
 }
 
 const list = (raw: string | undefined): string[] =>
@@ -99,7 +128,10 @@ export function parseSearxQuery(
   fields: RawFields,
 ): { ok: true; value: SearxQuery } | { ok: false; errors: FieldErrors } {
   const errors: FieldErrors = {};
-  const q = qSchema.safeParse(fields.q);
+  const bangs = takeBangs(fields.q ?? '');
+  const banged = bangs.categories.length + bangs.engines.length > 0;
+  // A query of bangs only is a query without words (SearXNG answers it as one).
+  const q = qSchema.safeParse(banged ? bangs.q : fields.q);
   if (!q.success) errors.q = q.error.issues[0]?.message ?? 'Invalid.';
 
   let page = 1;
@@ -131,10 +163,13 @@ export function parseSearxQuery(
   if (Object.keys(errors).length > 0 || !q.success) return { ok: false, errors };
 
   const categories = new Map<Category, Scope>();
-  for (const name of list(fields.categories)) if (isCategory(name)) categories.set(name, 'all');
+  // Bangs in the query choose what is searched, over the categories and engines parameters.
+  const categoryNames = banged ? bangs.categories : list(fields.categories);
+  const engineNames = banged ? bangs.engines : list(fields.engines);
+  for (const name of categoryNames) if (isCategory(name)) categories.set(name, 'all');
   let cardEngine = false;
   const others = new Set<Category>();
-  for (const name of list(fields.engines)) {
+  for (const name of engineNames) {
     const named = engineNamed(name);
     if (!named) {
       others.add(categoryOfOtherEngine(name));
@@ -178,3 +213,19 @@ export function parseSearxQuery(
 export function scopeEngines(scope: Scope | undefined): EngineSlug[] {
   return scope === undefined ? [] : scope === 'all' ? [...ENGINE_SLUGS] : scope;
 }
+
+/**
+ * The searches a SearXNG search counts: what the same searches cost over REST, one per web engine
+ * of the general category (`/api/v1/web/`) and one per other category (images, news, videos: the
+ * media endpoints; map: `/api/v1/maps/`). Knowledge cards asked without the general category (a
+ * card engine named alone) count one, as `/api/v1/cards/` does; with it they reuse its web search.
+ */
+export function searxUnits(query: SearxQuery): number {
+  let units = 0;
+  for (const [category, scope] of query.categories) units += category === 'general' ? scopeEngines(scope).length : 1;
+  if (query.cards && !query.categories.has('general')) units += 1;
+  return units;
+}
+
+/** The most a SearXNG search can count: every web engine and every other category. */
+export const MAX_SEARX_UNITS = ENGINE_SLUGS.length + CATEGORIES.length - 1;

@@ -4,7 +4,6 @@ import type { ImageResult, NewsResult, VideoResult } from '../../contracts/searc
 import type { Place } from '../../contracts/place.js';
 import type { RankedResult } from '../../search/merge.js';
 import { RRF_K } from '../../search/merge.js';
-import type { InstantAnswer } from '../../search/instant/types.js';
 import type { Unresponsive } from '../../providers/types.js';
 import { engineName } from '../../search/engines.js';
 
@@ -34,11 +33,15 @@ export function parsedUrl(url: string): string[] | null {
   return [u.protocol.replace(/:$/, ''), u.host, u.pathname, '', u.search.replace(/^\?/, ''), u.hash.replace(/^#/, '')];
 }
 
-/** An ISO date for a date Sift has as text ("2024-05-01T10:00:00Z"); null for relative text ("2 days ago"). */
-export function publishedDate(age: string): string | null {
-  if (!/^\d{4}-\d{2}-\d{2}/.test(age)) return null;
-  const ms = Date.parse(age);
-  return Number.isFinite(ms) ? new Date(ms).toISOString().replace(/\.000Z$/, 'Z') : null;
+/**
+ * SearXNG's two dates of a result from Sift's `published` (ISO 8601 UTC, or ""): `publishedDate`
+ * as its JSON encoder writes a datetime (isoformat), `pubdate` as its results carry it
+ * (`strftime('%Y-%m-%d %H:%M:%S%z')`, what its RSS shows); null and "" without a date.
+ */
+export function searxDates(published: string): { publishedDate: string | null; pubdate: string } {
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})Z$/.exec(published);
+  if (!m) return { publishedDate: null, pubdate: '' };
+  return { publishedDate: `${m[1]}T${m[2]}+00:00`, pubdate: `${m[1]} ${m[2]}+0000` };
 }
 
 /** "1:02:03" or "4:05" in seconds, as SearXNG's JSON writes a video's `length`; null when unknown. */
@@ -85,7 +88,6 @@ function mainResult(fields: Json & { url: string; engine: string; category: stri
 export function webResult(ranked: RankedResult): Json {
   const { result } = ranked;
   const engines = ranked.engines.map(engineName);
-  const date = publishedDate(result.age);
   return mainResult({
     url: result.url,
     title: plainText(result.title),
@@ -96,8 +98,7 @@ export function webResult(ranked: RankedResult): Json {
     score: Math.round(ranked.score * RRF_K * 1e6) / 1e6,
     category: 'general',
     thumbnail: '',
-    publishedDate: date,
-    pubdate: date ?? '',
+    ...searxDates(result.published),
   });
 }
 
@@ -124,7 +125,6 @@ export function imageResult(r: ImageResult, provider: string, rank: number): Jso
 }
 
 export function newsResult(r: NewsResult, provider: string, rank: number): Json {
-  const date = publishedDate(r.age);
   return mainResult({
     url: r.url,
     title: plainText(r.title),
@@ -132,8 +132,7 @@ export function newsResult(r: NewsResult, provider: string, rank: number): Json 
     engine: engineName(provider),
     thumbnail: r.thumbnail,
     img_src: r.thumbnail,
-    publishedDate: date,
-    pubdate: date ?? '',
+    ...searxDates(r.published),
     metadata: r.source,
     positions: [rank + 1],
     score: listScore(rank),
@@ -141,8 +140,8 @@ export function newsResult(r: NewsResult, provider: string, rank: number): Json 
   });
 }
 
+/** A video: `iframe_src` is its player page (Perplexica keeps only videos that have one). */
 export function videoResult(r: VideoResult, provider: string, rank: number): Json {
-  const date = publishedDate(r.age);
   return mainResult({
     url: r.url,
     title: plainText(r.title),
@@ -152,8 +151,8 @@ export function videoResult(r: VideoResult, provider: string, rank: number): Jso
     length: lengthSeconds(r.duration),
     duration: r.duration,
     author: r.source,
-    publishedDate: date,
-    pubdate: date ?? '',
+    iframe_src: r.embed_url,
+    ...searxDates(r.published),
     positions: [rank + 1],
     score: listScore(rank),
     category: 'videos',
@@ -287,43 +286,11 @@ export function infoboxesOf(cards: CardsResponse): Json[] {
   return boxes;
 }
 
-const str = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
-
-/** An instant answer as one line of text; null for the interactive ones (timers, QR codes) that have none. */
-export function answerText(answer: InstantAnswer): string | null {
-  const a = answer as Json;
-  switch (answer.type) {
-    case 'math':
-      return str(a.result) ? `${str(a.expr) || answer.query} = ${str(a.result)}` : null;
-    case 'unit':
-      return `${str(a.amount)} ${str(a.from_symbol)} = ${str(a.result)} ${str(a.to_symbol)}`;
-    case 'currency':
-      return `${str(a.amount)} ${str(a.from_code)} = ${str(a.result)} ${str(a.to_code)}`;
-    case 'weather': {
-      const where = [str(a.location), str(a.country)].filter(Boolean).join(', ');
-      return `${where}: ${str(a.description)}, ${str(a.temp_c)} °C (${str(a.temp_f)} °F), humidity ${str(a.humidity)}%, wind ${str(a.wind_kmh)} km/h ${str(a.wind_dir)}`;
-    }
-    case 'timestamp':
-      return `${str(a.epoch)} = ${str(a.utc_full)}`;
-    case 'ip':
-      return `Your IP address: ${str(a.ip)}`;
-    case 'http':
-      return `HTTP ${str(a.code)} ${str(a.name)}: ${str(a.description)}`;
-    case 'timer':
-    case 'qr':
-      return null;
-  }
-  for (const field of ['result', 'output', 'formatted', 'value', 'hex', 'utc', 'description']) {
-    const value = str(a[field]);
-    if (value !== '') return value;
-  }
-  return null;
-}
-
 /** SearXNG's texts for why an engine did not answer (webutils.exception_classname_to_text). */
 const REASONS: Readonly<Record<string, string>> = {
   timeout: 'timeout',
   error: 'HTTP error',
+  unreachable: 'HTTP connection error',
   rate_limited: 'too many requests',
   unavailable: 'Suspended: too many failures',
 };

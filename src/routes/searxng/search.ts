@@ -1,17 +1,19 @@
 import type { MediaQuery } from '../../contracts/search.js';
+import { providersOffering } from '../../providers/registry.js';
 import type { Unresponsive } from '../../providers/types.js';
 import { type CardsResponse, searchCards } from '../../search/cards/index.js';
+import { answerText } from '../../search/instant/answer-text.js';
 import { instantAnswer } from '../../search/instant/index.js';
 import type { InstantAnswer, InstantDeps, InstantLog } from '../../search/instant/types.js';
 import { type MapsDeps, searchMaps } from '../../search/maps.js';
 import { gatherMedia, interleave, type MediaTab } from '../../search/media.js';
 import { rankResults } from '../../search/merge.js';
 import type { SearchOutcome } from '../../search/outcome.js';
+import { suggest } from '../../search/suggest.js';
 import { gatherWeb, type SearchDeps } from '../../search/web.js';
 import type { Category } from '../../search/engines.js';
 import { type SearxQuery, scopeEngines } from './params.js';
 import {
-  answerText,
   imageResult,
   infoboxesOf,
   mapResult,
@@ -30,6 +32,9 @@ import {
  */
 
 type Json = Record<string, unknown>;
+
+/** The engines that give query suggestions. */
+const SUGGESTING: readonly string[] = providersOffering('suggest').map((p) => p.slug);
 
 export interface SearxResponse {
   query: string;
@@ -120,7 +125,17 @@ export async function searxSearch(
     query.page === 1
       ? instantAnswer(instantDeps, { q, lang, ip: asker.ip, userAgent: asker.userAgent, log: asker.log })
       : null;
-  const [outcomes, cardsBody, found] = await Promise.all([parts, cards, answer]);
+  // Query suggestions for a page-1 web search from the engines asked that give them (Brave, with
+  // Brave Suggest's key), as SearXNG fills `suggestions`; none when that call fails.
+  const webScope: readonly string[] = scopeEngines(query.categories.get('general'));
+  const suggested: Promise<string[]> =
+    query.page === 1 && SUGGESTING.some((slug) => webScope.includes(slug))
+      ? suggest(deps, q).then(
+          (s) => s.suggestions.filter((x) => x.trim().toLowerCase() !== q.trim().toLowerCase()),
+          () => [],
+        )
+      : Promise.resolve([]);
+  const [outcomes, cardsBody, found, suggestions] = await Promise.all([parts, cards, answer, suggested]);
 
   const results: Json[] = [];
   const corrections: string[] = [];
@@ -164,7 +179,7 @@ export async function searxSearch(
       answers,
       corrections,
       infoboxes,
-      suggestions: [],
+      suggestions,
       unresponsive_engines: unresponsiveEngines(unresponsive),
     },
   };
