@@ -125,7 +125,8 @@ export function checkEverythingLocal(config: Config): void {
     if (!directory.isConfigured(p.slug)) problems.push(`${p.slug} (${p.name}) is not configured`);
   }
   for (const variable of ENV_VARIABLES) {
-    if (!variable.endsWith('_URL') || variable === 'DATABASE_URL') continue;
+    // Upstreams' URLs only: the database is the demo's own, the public URL is this server's.
+    if (!variable.endsWith('_URL') || variable === 'DATABASE_URL' || variable === 'PUBLIC_URL') continue;
     const value = String(config[variable]);
     if (!value.startsWith('http://127.0.0.1:')) problems.push(`${variable} is not a local fake: ${value}`);
   }

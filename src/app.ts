@@ -158,6 +158,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     reply.header('x-request-id', request.id);
     // The one security header JSON answers need; the pages get the full set from helmet.
     reply.header('x-content-type-options', 'nosniff');
+    // Every answer is someone's (a search, a key in the URL, a signed-in page): no shared cache keeps one.
+    // A route whose answer may be kept says so itself.
+    reply.header('cache-control', 'no-store');
     done();
   });
 

@@ -20,12 +20,19 @@ export const ENGINE_SLUGS: readonly ProviderSlug[] = providersOffering('web').ma
 export type EngineSlug = ProviderSlug;
 
 export const Q_MAX_LENGTH = 2000;
+/**
+ * The most a text sent in an upstream's URL may take once URL-encoded (bytes): with the rest of a
+ * provider's URL it stays under the HTTP layer's bound (MAX_UPSTREAM_URL_BYTES), which servers
+ * accept. Any 2,000-character ASCII query fits; a character outside ASCII takes 6 to 12 bytes.
+ */
+export const Q_MAX_URL_BYTES = 6000;
 export const PAGE_MIN = 1;
 export const PAGE_MAX = 50;
 
 export const MESSAGES = {
   required: 'This query parameter is required.',
   qTooLong: `Ensure this value has at most ${Q_MAX_LENGTH} characters.`,
+  qTooLongEncoded: `Ensure this value takes at most ${Q_MAX_URL_BYTES} bytes once URL-encoded (a character outside ASCII takes 6 to 12).`,
   integer: 'Must be an integer.',
   date: 'Must be d (day), w (week), m (month) or y (year).',
 } as const;
@@ -50,7 +57,15 @@ function codePointLength(s: string): number {
   return n;
 }
 
-/** `q`: stripped, required, at most 2,000 characters. */
+/** Whether `s`, URL-encoded as a query parameter's value, takes more than Q_MAX_URL_BYTES. */
+export function tooLongForUrl(s: string): boolean {
+  // Each UTF-16 unit encodes to at most 9 bytes: a text this short cannot pass.
+  if (s.length * 9 <= Q_MAX_URL_BYTES) return false;
+  // URLSearchParams encodes as the adapters do (and takes a lone surrogate as U+FFFD rather than throwing).
+  return new URLSearchParams({ q: s }).toString().length - 2 > Q_MAX_URL_BYTES;
+}
+
+/** `q`: stripped, required, at most 2,000 characters and Q_MAX_URL_BYTES once URL-encoded. */
 export const qSchema = z
   .string()
   .optional()
@@ -62,6 +77,10 @@ export const qSchema = z
     }
     if (q.length > Q_MAX_LENGTH && codePointLength(q) > Q_MAX_LENGTH) {
       ctx.addIssue({ code: 'custom', message: MESSAGES.qTooLong });
+      return z.NEVER;
+    }
+    if (tooLongForUrl(q)) {
+      ctx.addIssue({ code: 'custom', message: MESSAGES.qTooLongEncoded });
       return z.NEVER;
     }
     return q;
@@ -235,6 +254,10 @@ const seedText = z
       ctx.addIssue({ code: 'custom', message: MESSAGES.qTooLong });
       return z.NEVER;
     }
+    if (tooLongForUrl(v)) {
+      ctx.addIssue({ code: 'custom', message: MESSAGES.qTooLongEncoded });
+      return z.NEVER;
+    }
     return v;
   });
 
@@ -291,6 +314,7 @@ export function interpretMaps(
 ): { ok: true; request: MapsRequest } | { ok: false; errors: Record<string, string> } {
   const errors: Record<string, string> = {};
   if (longerThan(f.q, Q_MAX_LENGTH)) errors.q = MESSAGES.qTooLong;
+  else if (tooLongForUrl(f.q)) errors.q = MESSAGES.qTooLongEncoded;
   if (f.lat !== '' && f.lon !== '') {
     const lat = parseCoordinate(f.lat, 90);
     const lon = parseCoordinate(f.lon, 180);
@@ -367,9 +391,18 @@ export const TRANSLATE_MESSAGES = {
 const TRANSLATE_FIELDS = ['q', 'text', 'target', 'source'] as const;
 
 /**
+ * A language code as translation backends name languages: ISO 639 (`en`, `ast`), with up to three
+ * subtags (`pt-BR`, `zh-Hans`, `zh_TW`). Anything else never reaches the backend, which would refuse
+ * it in words that are not a refusal Sift can read.
+ */
+const LANGUAGE_CODE = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8}){0,3}$/;
+export const LANGUAGE_CODE_MESSAGE = 'Must be a language code, such as en, pt-BR or zh-Hans.';
+
+/**
  * Fields of GET (query string) and POST (form or JSON body) /api/v1/translate/: `q` (or `text`)
  * and `target` required, `source` default `auto`; the text at most 5,000 characters (400 naming
- * the field it came from). Codes are passed on as given (stripped), not validated.
+ * the field it came from); `target` and `source` language codes (LANGUAGE_CODE; `source` may be
+ * `auto`), passed on as given (stripped).
  */
 export const translateSchema = z
   .object({
@@ -384,6 +417,12 @@ export const translateSchema = z
       ctx.addIssue({ code: 'custom', path: [f.q !== '' ? 'q' : 'text'], message: TRANSLATE_MESSAGES.tooLong });
     }
     if (f.target === '') ctx.addIssue({ code: 'custom', path: ['target'], message: TRANSLATE_MESSAGES.target });
+    else if (!LANGUAGE_CODE.test(f.target)) {
+      ctx.addIssue({ code: 'custom', path: ['target'], message: LANGUAGE_CODE_MESSAGE });
+    }
+    if (f.source !== '' && f.source.toLowerCase() !== 'auto' && !LANGUAGE_CODE.test(f.source)) {
+      ctx.addIssue({ code: 'custom', path: ['source'], message: `${LANGUAGE_CODE_MESSAGE.slice(0, -1)}, or auto.` });
+    }
   });
 
 export type TranslateParams = z.output<typeof translateSchema>;

@@ -49,6 +49,36 @@ export function requestSecrets(url: string, headers: Record<string, string> = {}
   return out;
 }
 
+/** Values of a request shorter than this are not looked for in its answer (they would blank out ordinary words). */
+const MIN_CALLER_TEXT_LENGTH = 4;
+
+/**
+ * The values a request carries that may be a caller's text: its query parameters' values and the
+ * string values of a JSON or form body (numbers and very short values left out). An upstream's
+ * error may echo them; a failure recorded for every user to see (`last_error`) must not.
+ */
+export function requestValues(url: string, body?: string): string[] {
+  const out: string[] = [];
+  const keep = (v: unknown) => {
+    if (typeof v === 'string' && v.length >= MIN_CALLER_TEXT_LENGTH && !/^\d+$/.test(v)) out.push(v);
+  };
+  try {
+    for (const [, value] of new URL(url).searchParams) keep(value);
+  } catch {
+    /* not a URL: nothing to collect */
+  }
+  if (body) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      for (const [, value] of new URLSearchParams(body)) keep(value);
+    }
+    if (parsed && typeof parsed === 'object') for (const value of Object.values(parsed)) keep(value);
+  }
+  return out;
+}
+
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -37,7 +37,7 @@ async function usage(on: RunningApp = app, user = userId): Promise<number> {
 beforeAll(async () => {
   db = await createTestDatabase();
   fakes = await startAllFakes();
-  logs = captureLogs();
+  logs = captureLogs({}, { LOG_QUERIES: true });
   app = await startApp(
     db,
     { ...fakes.env, METRICS_ENABLED: 'true', API_THROTTLE_BURST: '1000/min', API_THROTTLE_SUSTAINED: '100000/day' },
