@@ -49,7 +49,7 @@ async function mcpCall(args: Record<string, unknown>) {
 }
 
 describe('a translation language that is no language code', () => {
-  it('is the caller\'s 400 naming the field, with no call to LibreTranslate and nothing recorded', async () => {
+  it("is the caller's 400 naming the field, with no call to LibreTranslate and nothing recorded", async () => {
     const before = requestsTo('translate');
     const bad = ['x'.repeat(41), 'de"', 'en fr', '../de', 'de\u0000', 'deutsch-sprache-lang-x-y'];
     for (const target of bad) {
@@ -92,7 +92,7 @@ describe('a query too long for an upstream URL', () => {
   // 2,000 characters, each 9 bytes once URL-encoded: an 18 KB URL.
   const long = '語'.repeat(2000);
 
-  it('is the caller\'s 400 over REST, SearXNG POST and MCP, before any upstream call', async () => {
+  it("is the caller's 400 over REST, SearXNG POST and MCP, before any upstream call", async () => {
     const before = fakes.providers.map((p) => p.server.requests.length);
     const rest = await t.app.inject({ url: `/api/v1/web/?q=${encodeURIComponent(long)}`, headers: auth() });
     expect(rest.statusCode).toBe(400);
@@ -120,7 +120,7 @@ describe('a query too long for an upstream URL', () => {
 });
 
 describe("an upstream's 414 or 431", () => {
-  it('is a refusal of the request: the caller\'s 400, the provider not recorded as failing', async () => {
+  it("is a refusal of the request: the caller's 400, the provider not recorded as failing", async () => {
     for (const status of [414, 431]) {
       fakeOf('provider_02').setMode({ kind: 'status', status, body: 'Request Header Fields Too Large' });
       const res = await t.app.inject({
