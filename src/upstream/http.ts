@@ -1,7 +1,7 @@
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { Agent, type Dispatcher, interceptors } from 'undici';
-import { oneLine, redactSecrets, requestSecrets, requestValues } from './redact.js';
+import { oneLine, redactCallerText, redactSecrets, requestSecrets, requestValues } from './redact.js';
 import type { FailureKind, UpstreamRequest } from '../providers/types.js';
 
 /*
@@ -221,7 +221,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
    */
   private clean(text: string): string {
     const secrets = [...this.configSecrets, ...requestSecrets(this.req.url, this.req.headers)];
-    return oneLine(redactSecrets(redactSecrets(text, secrets), requestValues(this.req.url, this.req.body)), 200);
+    const callerText = requestValues(this.req.url, this.req.body);
+    return oneLine(redactCallerText(redactSecrets(text, secrets), callerText), 200);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {

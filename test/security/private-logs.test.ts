@@ -22,6 +22,8 @@ beforeAll(async () => {
   db = await createTestDatabase();
   fakes = await startAllFakes();
   ({ apiKey: key } = await createUserWithKey(db.pool, 'private'));
+  // An article named as the query (a title, as Wikipedia writes them, with a capital).
+  fakes.cards.wikipedia.addPage({ title: `Z${QUERY_WORD.slice(1)} medical`, extract: 'An article.' });
 });
 
 afterAll(async () => {
@@ -33,6 +35,15 @@ afterAll(async () => {
 async function sendEverything(base: string): Promise<void> {
   const auth = { authorization: `Api-Key ${key}` };
   const q = encodeURIComponent(`${QUERY_WORD} medical`);
+  // Upstream failures are logged (at warn): with the caller's text in the URL's path (an article
+  // title) and echoed in the error body.
+  const wikipedia = fakes.providers.find((p) => p.slug === 'provider_08')!.server;
+  const echo = { kind: 'status' as const, status: 500, body: { error: `no results for ${QUERY_WORD} medical` } };
+  wikipedia.setMode(echo, '/en/api/rest_v1/page/summary/');
+  fakes.providers.find((p) => p.slug === 'provider_03')!.server.setMode(echo);
+  await (await fetch(`${base}/api/v1/cards/?q=${q}`, { headers: auth })).text();
+  await (await fetch(`${base}/api/v1/web/?q=${q}&engine=provider_03`, { headers: auth })).text();
+  for (const p of fakes.providers) p.server.setMode({ kind: 'normal' });
   for (const path of ['web/', 'images/', 'news/', 'videos/', 'suggest/', 'instant/', 'cards/', 'maps/']) {
     await (await fetch(`${base}/api/v1/${path}?q=${q}`, { headers: auth })).text();
   }
@@ -97,7 +108,9 @@ describe('the log at every level', () => {
       }
       const text = logs.text();
       if (level !== 'warn') expect(text).toContain('"url":"/api/v1/web/"');
-      expect(text).not.toContain(QUERY_WORD);
+      // The failures were logged, without the text.
+      expect(text).toContain('upstream call failed');
+      expect(text.toLowerCase()).not.toContain(QUERY_WORD);
       expect(text).not.toContain(key.split('.')[1]!);
       expect(text).not.toContain(key.split('.')[0]!);
     });
