@@ -251,7 +251,7 @@ export const envSchema = z.object({
   REQUEST_TIMEOUT_SECONDS: int(30, 1, 3600),
   MAX_CONNECTIONS: int(10000, 1, 1_000_000),
   // 0: no limit per client address (behind a proxy, the proxy limits its clients: docs/operations.md).
-  MAX_CONNECTIONS_PER_CLIENT: int(100, 0, 1_000_000),
+  MAX_CONNECTIONS_PER_CLIENT: int(1000, 0, 1_000_000),
   FIRST_BYTE_TIMEOUT_MS: int(10000, 100, 3_600_000),
   PUBLIC_URL: optionalUrl(),
   // auto (the default): one per core this process may use (config/cores.ts).

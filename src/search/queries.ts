@@ -20,19 +20,12 @@ export const ENGINE_SLUGS: readonly ProviderSlug[] = providersOffering('web').ma
 export type EngineSlug = ProviderSlug;
 
 export const Q_MAX_LENGTH = 2000;
-/**
- * The most a text sent in an upstream's URL may take once URL-encoded (bytes): with the rest of a
- * provider's URL it stays under the HTTP layer's bound (MAX_UPSTREAM_URL_BYTES), which servers
- * accept. Any 2,000-character ASCII query fits; a character outside ASCII takes 6 to 12 bytes.
- */
-export const Q_MAX_URL_BYTES = 6000;
 export const PAGE_MIN = 1;
 export const PAGE_MAX = 50;
 
 export const MESSAGES = {
   required: 'This query parameter is required.',
   qTooLong: `Ensure this value has at most ${Q_MAX_LENGTH} characters.`,
-  qTooLongEncoded: `Ensure this value takes at most ${Q_MAX_URL_BYTES} bytes once URL-encoded (a character outside ASCII takes 6 to 12).`,
   integer: 'Must be an integer.',
   date: 'Must be d (day), w (week), m (month) or y (year).',
 } as const;
@@ -57,15 +50,7 @@ function codePointLength(s: string): number {
   return n;
 }
 
-/** Whether `s`, URL-encoded as a query parameter's value, takes more than Q_MAX_URL_BYTES. */
-export function tooLongForUrl(s: string): boolean {
-  // Each UTF-16 unit encodes to at most 9 bytes: a text this short cannot pass.
-  if (s.length * 9 <= Q_MAX_URL_BYTES) return false;
-  // URLSearchParams encodes as the adapters do (and takes a lone surrogate as U+FFFD rather than throwing).
-  return new URLSearchParams({ q: s }).toString().length - 2 > Q_MAX_URL_BYTES;
-}
-
-/** `q`: stripped, required, at most 2,000 characters and Q_MAX_URL_BYTES once URL-encoded. */
+/** `q`: stripped, required, at most 2,000 characters. */
 export const qSchema = z
   .string()
   .optional()
@@ -77,10 +62,6 @@ export const qSchema = z
     }
     if (q.length > Q_MAX_LENGTH && codePointLength(q) > Q_MAX_LENGTH) {
       ctx.addIssue({ code: 'custom', message: MESSAGES.qTooLong });
-      return z.NEVER;
-    }
-    if (tooLongForUrl(q)) {
-      ctx.addIssue({ code: 'custom', message: MESSAGES.qTooLongEncoded });
       return z.NEVER;
     }
     return q;
@@ -254,10 +235,6 @@ const seedText = z
       ctx.addIssue({ code: 'custom', message: MESSAGES.qTooLong });
       return z.NEVER;
     }
-    if (tooLongForUrl(v)) {
-      ctx.addIssue({ code: 'custom', message: MESSAGES.qTooLongEncoded });
-      return z.NEVER;
-    }
     return v;
   });
 
@@ -314,7 +291,6 @@ export function interpretMaps(
 ): { ok: true; request: MapsRequest } | { ok: false; errors: Record<string, string> } {
   const errors: Record<string, string> = {};
   if (longerThan(f.q, Q_MAX_LENGTH)) errors.q = MESSAGES.qTooLong;
-  else if (tooLongForUrl(f.q)) errors.q = MESSAGES.qTooLongEncoded;
   if (f.lat !== '' && f.lon !== '') {
     const lat = parseCoordinate(f.lat, 90);
     const lon = parseCoordinate(f.lon, 180);

@@ -15,9 +15,9 @@ import type { FailureKind, UpstreamRequest } from '../providers/types.js';
 export const DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024;
 /**
  * The longest upstream URL sent (bytes). Servers refuse longer request lines (414, or 431 when they
- * count the line with the headers) from about 8 KB; a longer URL is refused here, unsent, as such an
- * answer would refuse it: the request's fault (docs/operations.md). The search parameters keep the
- * caller's text well under it (Q_MAX_URL_BYTES).
+ * count the line with the headers) from about 8 KB; a longer URL (a query of 2,000 characters
+ * outside ASCII takes up to 24 KB) is refused here, unsent, as such an answer would refuse it: the
+ * request's fault, the caller's 400 naming `q` (docs/operations.md), never a provider failure.
  */
 export const MAX_UPSTREAM_URL_BYTES = 8000;
 /** How much of an error response's body is read to describe the failure. */
