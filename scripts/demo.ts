@@ -24,7 +24,6 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
 import { alertTargetOf } from '../src/alerts/formats.js';
 import { buildApp } from '../src/app.js';
 import { issueApiKey, listApiKeys, revokeApiKey } from '../src/auth/api-keys.js';
@@ -33,6 +32,7 @@ import { type Config, ConfigError, ENV_VARIABLES, loadConfigWith } from '../src/
 import { type Database, openDatabase } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
 import { createLifecycle } from '../src/runtime/lifecycle.js';
+import { createLogger } from '../src/runtime/logging.js';
 import { PROVIDERS, createProviderDirectory } from '../src/providers/registry.js';
 import { shutdown } from '../src/runtime/shutdown.js';
 import { type SiteFake, startSiteFake } from '../test/fakes/site.js';
@@ -45,7 +45,13 @@ import { FAILURES, type FaultControl, isFailure, startFaultControl } from '../te
  */
 
 export const DEMO_USER = 'demo';
+/** The monitor token of the recorded API reference (scripts/api-reference.ts); a running demo makes its own. */
 export const MONITOR_TOKEN = 'demo-monitor-token';
+
+/** A demo's monitor token, new each run: a token every copy of Sift shares would open every demo's health endpoints. */
+export function randomMonitorToken(): string {
+  return `demo-${randomBytes(12).toString('base64url')}`;
+}
 
 /** Every fake upstream, started on 127.0.0.1 (test/fakes/all.ts), and the environment that points Sift at them. */
 /** Where the demo's web site listens (page contents read it through CONTENTS_ALLOW_HOSTS); any free port if taken. */
@@ -93,7 +99,6 @@ export const DEMO_DEFAULTS: Readonly<Record<string, string>> = {
   HOST: '127.0.0.1',
   DATA_DIR: 'data/demo',
   LOG_LEVEL: 'warn',
-  STATUS_MONITOR_TOKEN: MONITOR_TOKEN,
 };
 
 /** The demo's environment without the user's (scripts/api-reference.ts records the docs from it). */
@@ -103,6 +108,7 @@ export function demoEnvironment(
 ): Record<string, string> {
   return {
     ...DEMO_DEFAULTS,
+    STATUS_MONITOR_TOKEN: MONITOR_TOKEN,
     ...demoFixedEnvironment(fakesEnv),
     PORT: where.port,
     HOST: where.host,
@@ -119,7 +125,8 @@ export function checkEverythingLocal(config: Config): void {
     if (!directory.isConfigured(p.slug)) problems.push(`${p.slug} (${p.name}) is not configured`);
   }
   for (const variable of ENV_VARIABLES) {
-    if (!variable.endsWith('_URL') || variable === 'DATABASE_URL') continue;
+    // Upstreams' URLs only: the database is the demo's own, the public URL is this server's.
+    if (!variable.endsWith('_URL') || variable === 'DATABASE_URL' || variable === 'PUBLIC_URL') continue;
     const value = String(config[variable]);
     if (!value.startsWith('http://127.0.0.1:')) problems.push(`${variable} is not a local fake: ${value}`);
   }
@@ -292,7 +299,7 @@ async function main(): Promise<void> {
   try {
     config = loadConfigWith({
       // Probes every 30 s: an outage of a probed provider (maps, translate, weather, currency) shows without a search.
-      defaults: { ...DEMO_DEFAULTS, PROBE_INTERVAL_SECONDS: '30' },
+      defaults: { ...DEMO_DEFAULTS, STATUS_MONITOR_TOKEN: randomMonitorToken(), PROBE_INTERVAL_SECONDS: '30' },
       fixed: { ...demoFixedEnvironment(fakes.env), ...options.fixed },
     });
     checkEverythingLocal(config);
@@ -308,7 +315,8 @@ async function main(): Promise<void> {
     await fakes.close();
     throw err instanceof ConfigError ? new Error(err.problems.join('\n')) : err;
   }
-  const log = pino({ level: config.LOG_LEVEL, base: { demo: true } }, pino.destination(2));
+  // The server's own logger (its redaction, LOG_FORMAT, LOG_QUERIES), on standard error: the banner is on standard output.
+  const log = createLogger(config, 2).child({ demo: true });
 
   const lifecycle = createLifecycle();
   let db: Database | undefined;

@@ -41,6 +41,7 @@ import { createSearchCache } from './upstream/cache.js';
 import contentsPlugin from './contents/plugin.js';
 import { createApiGate } from './gate/api-gate.js';
 import { answerUp, isUpPath } from './routes/up.js';
+import { guardConnections } from './runtime/connections.js';
 import { answerClientError } from './routes/client-error.js';
 
 export interface AppDeps {
@@ -107,16 +108,25 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // `/up` is answered by the HTTP server itself, before Fastify's routing and hooks.
     serverFactory(handler: http.RequestListener) {
       // A client gets REQUEST_TIMEOUT_SECONDS to send its headers and body (a slow one is cut with a
-      // 408), and a process holds at most MAX_CONNECTIONS: slow or idle clients cannot exhaust it.
+      // 408): slow clients cannot hold a connection.
       const requestTimeout = config.REQUEST_TIMEOUT_SECONDS * 1000;
       // Node checks the limits on this interval, so it is a fraction of the limit.
       const connectionsCheckingInterval = Math.min(30_000, Math.max(250, requestTimeout / 4));
       const options = { requestTimeout, headersTimeout: requestTimeout, connectionsCheckingInterval };
       const server = http.createServer(options, (req, res) => {
+        if (!connections.admit(req, res)) return;
         if (isUpPath(req.url)) return answerUp(req, res);
         handler(req, res);
       });
-      server.maxConnections = config.MAX_CONNECTIONS;
+      // MAX_CONNECTIONS (with a reserve for /up and the health checks), MAX_CONNECTIONS_PER_CLIENT and
+      // FIRST_BYTE_TIMEOUT_MS: one client cannot take the process's connections (runtime/connections.ts).
+      const trust = proxyTrust(config.TRUST_PROXY);
+      const connections = guardConnections(server, {
+        maxConnections: config.MAX_CONNECTIONS,
+        perClient: config.MAX_CONNECTIONS_PER_CLIENT,
+        firstByteTimeoutMs: config.FIRST_BYTE_TIMEOUT_MS,
+        isProxy: (address) => trust !== false && trust(address, 0),
+      });
       return server;
     },
     // `//search` is `/search`, as SearXNG's server merges the slashes: clients join a base URL
@@ -160,6 +170,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     reply.header('x-request-id', request.id);
     // The one security header JSON answers need; the pages get the full set from helmet.
     reply.header('x-content-type-options', 'nosniff');
+    // Every answer is someone's (a search, a key in the URL, a signed-in page): no shared cache keeps one.
+    // A route whose answer may be kept says so itself.
+    reply.header('cache-control', 'no-store');
     done();
   });
 

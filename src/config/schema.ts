@@ -242,6 +242,8 @@ export const envSchema = z.object({
   DATABASE_PASSWORD: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()).transform((v) => v ?? ''),
   LOG_LEVEL: logLevel,
   LOG_FORMAT: logFormat,
+  // Request lines show paths only: what people search for stays out of the logs unless this is on.
+  LOG_QUERIES: bool(false),
   SECRET_KEY: optionalStr().refine((v) => v === '' || v.length >= 32, {
     message: 'must be at least 32 characters long (or unset to generate one)',
   }),
@@ -249,6 +251,10 @@ export const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: int(10000, 0, 600000),
   REQUEST_TIMEOUT_SECONDS: int(30, 1, 3600),
   MAX_CONNECTIONS: int(10000, 1, 1_000_000),
+  // 0: no limit per client address (behind a proxy, the proxy limits its clients: docs/operations.md).
+  MAX_CONNECTIONS_PER_CLIENT: int(1000, 0, 1_000_000),
+  FIRST_BYTE_TIMEOUT_MS: int(10000, 100, 3_600_000),
+  PUBLIC_URL: optionalUrl(),
   // auto (the default): one per core this process may use (config/cores.ts).
   WORKERS: int('auto', 1, 64, { auto: () => Math.min(64, usableCores()) }),
   CORS_ORIGINS: origins(),

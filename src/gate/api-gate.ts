@@ -11,7 +11,7 @@ import {
 import { listenForKeyChanges } from '../auth/key-changes.js';
 import { createLastUsedRecorder } from '../auth/last-used.js';
 import type { ApiPrincipal } from '../auth/types.js';
-import type { AdmissionSettings, RateDecision } from '../limits/admission.js';
+import type { AdmissionSettings, Decided, RateDecision } from '../limits/admission.js';
 import { rateLimitHeader, rateLimitPolicy, retryAfterSeconds, throttledDetail } from '../limits/headers.js';
 import { createUsageLedger, PRUNE_INTERVAL_MS, type UsageTicket } from '../limits/ledger.js';
 import { monthStart, nextMonthStart } from '../limits/month.js';
@@ -121,6 +121,12 @@ export interface GateOptions {
   refusal?: (detail: string) => Record<string, unknown>;
 }
 
+/** What charging an admitted call with more requests decided (`charge`). */
+export type Charge =
+  | { verdict: 'admitted'; rate: RateDecision | null }
+  | { verdict: 'throttled'; rate: RateDecision; retryAfterSeconds: number; detail: string }
+  | { verdict: 'unavailable'; retryAfterSeconds: number; detail: string };
+
 export interface ApiGate {
   /** Adds the gate's hooks to a scope: every route of it, and its 404 handler. */
   guard(scope: FastifyInstance, options: GateOptions): void;
@@ -132,6 +138,12 @@ export interface ApiGate {
   reserve(request: FastifyRequest, units: number): Promise<'ok' | 'quota' | 'unavailable'>;
   /** Gives back `units` of a request's searches even though its answer counts (the pages that failed). */
   giveBack(request: FastifyRequest, units: number): void;
+  /**
+   * Counts `count` more requests of an admitted call against its key's rate limits, as that many
+   * API requests would be (MCP's protocol messages, each of a batch): throttled when a window
+   * is full. No search is counted.
+   */
+  charge(request: FastifyRequest, count: number): Promise<Charge>;
 }
 
 const UNMETERED: GatePlan = { metered: false, units: 0 };
@@ -321,6 +333,29 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
       const call = request.apiCall;
       if (call?.outcome !== 'admitted' || units <= 0) return;
       call.givenBack = (call.givenBack ?? 0) + units;
+    },
+    async charge(request, count) {
+      const { principal } = admittedCall(request);
+      const key = { keyId: principal.keyId, userId: principal.userId };
+      let decided: Decided[];
+      try {
+        decided = await Promise.all(
+          Array.from({ length: count }, () => ledger.reserve({ key, limited: true, metered: false, units: 0 })),
+        );
+      } catch (err) {
+        if (!databaseAway) request.log.warn({ err }, 'the API gate cannot reach the database: answering 503');
+        databaseAway = true;
+        return { verdict: 'unavailable', retryAfterSeconds: Number(UNAVAILABLE_RETRY_AFTER), detail: UNAVAILABLE };
+      }
+      let rate: RateDecision | null = null;
+      for (const { admission } of decided) {
+        if (admission.verdict === 'throttled') {
+          const wait = retryAfterSeconds(admission.rate);
+          return { verdict: 'throttled', rate: admission.rate, retryAfterSeconds: wait, detail: throttledDetail(wait) };
+        }
+        if (admission.verdict === 'admitted') rate = admission.rate;
+      }
+      return { verdict: 'admitted', rate };
     },
     guard(scope, options) {
       scope.addHook('onRequest', async (request, reply) => {

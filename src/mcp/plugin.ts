@@ -5,6 +5,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { WebStandardStreamableHTTPServerTransport as Transport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { presentedKey } from '../auth/api-key-auth.js';
+import { rateLimitHeader } from '../limits/headers.js';
 import { IN_PROCESS_HEADERS } from '../metrics/in-process.js';
 import { PROJECT_ROOT } from '../runtime/project-root.js';
 import { renderError } from './render.js';
@@ -23,8 +24,12 @@ import { buildTool, firstResults, prepareCall, queryOf, TOOL_DEFINITIONS, type T
  *   its schema, its handler and its usage counting exactly as if the client
  *   had sent it, so nothing here re-implements (or can drift from) them; the
  *   cost is one in-process dispatch and a JSON re-parse per call, small
- *   beside the upstream calls. Protocol messages (initialize, tools/list,
- *   ping) are authenticated, neither limited nor counted.
+ *   beside the upstream calls.
+ * - Every other message (initialize, tools/list, ping, notifications, each
+ *   member of a batch) counts against the key's rate limits as one API request
+ *   (`apiGate.charge`), never as a search; a batch holds at most
+ *   MAX_BATCH_MESSAGES. A refusal is a JSON-RPC error (429 with Retry-After
+ *   when throttled, 400 for a batch too large).
  * - A 200 is the tool's structured output, unchanged, with a short text; any
  *   other answer is a tool error (`isError`) saying which providers failed,
  *   what is not configured, which arguments are invalid or when to retry.
@@ -55,6 +60,43 @@ const HOW_TO_SEND_THE_KEY =
 const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
 
 type Json = Record<string, unknown>;
+
+/** The most messages a JSON-RPC batch may hold (the SDK's own bound is far above what a client sends). */
+export const MAX_BATCH_MESSAGES = 10;
+
+/** JSON-RPC's "Invalid Request", and the server-error code Sift answers a throttled message with. */
+const INVALID_REQUEST = -32600;
+const RATE_LIMITED = -32029;
+
+/**
+ * The messages of a POST body as the rate limits count them: every message but a tool call (which
+ * counts as the REST request it runs), a body that is not JSON as one; null for a batch over
+ * MAX_BATCH_MESSAGES.
+ */
+export function countedMessages(body: unknown): { batch: boolean; counted: number; id: unknown } | null {
+  let parsed: unknown;
+  try {
+    parsed = typeof body === 'string' ? JSON.parse(body) : undefined;
+  } catch {
+    return { batch: false, counted: 1, id: null };
+  }
+  const isToolCall = (m: unknown) =>
+    typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tools/call';
+  if (Array.isArray(parsed)) {
+    if (parsed.length > MAX_BATCH_MESSAGES) return null;
+    return { batch: true, counted: Math.max(1, parsed.filter((m) => !isToolCall(m)).length), id: null };
+  }
+  const id = typeof parsed === 'object' && parsed !== null ? ((parsed as { id?: unknown }).id ?? null) : null;
+  return { batch: false, counted: isToolCall(parsed) ? 0 : 1, id };
+}
+
+/** A JSON-RPC error answer, with `detail` as every Sift error has it. */
+function jsonRpcError(reply: FastifyReply, status: number, code: number, message: string, id: unknown = null) {
+  return reply
+    .code(status)
+    .header('Cache-Control', 'no-store')
+    .send({ jsonrpc: '2.0', error: { code, message }, id, detail: message });
+}
 
 /*
  * The SDK takes about 100 ms to load, a fifth of the server's start: it is
@@ -113,8 +155,7 @@ export function prepareMcpTools(withContents = true): Catalogue {
 }
 
 export async function mcpRoutes(app: FastifyInstance): Promise<void> {
-  // Protocol messages are authenticated, neither limited nor counted; each tool call is limited and
-  // counted as the REST request it runs.
+  // Authenticated here; the messages are limited in the handler (each tool call as the REST request it runs).
   app.apiGate.guard(app, { limited: false });
   // A 401 says how to send the key: an MCP client must not read it as the start of an OAuth flow.
   app.addHook('onSend', (_request, reply, payload, done) => {
@@ -228,6 +269,21 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   }
 
   app.post('/mcp', async (request: FastifyRequest, reply: FastifyReply) => {
+    const messages = countedMessages(request.body);
+    if (!messages) {
+      const message = `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages.`;
+      return jsonRpcError(reply, 400, INVALID_REQUEST, message);
+    }
+    if (messages.counted > 0) {
+      const charge = await app.apiGate.charge(request, messages.counted);
+      if (charge.verdict !== 'admitted') {
+        reply.header('Retry-After', String(charge.retryAfterSeconds));
+        if (charge.verdict === 'unavailable') return jsonRpcError(reply, 503, -32000, charge.detail, messages.id);
+        reply.header('RateLimit', rateLimitHeader(charge.rate));
+        return jsonRpcError(reply, 429, RATE_LIMITED, charge.detail, messages.id);
+      }
+      if (charge.rate) reply.header('RateLimit', rateLimitHeader(charge.rate));
+    }
     const { server, transport } = await createServer(request, reply);
     await server.connect(transport);
     try {

@@ -29,14 +29,15 @@ function firstString(value: unknown): string {
   return '';
 }
 
-/** The token a monitor sent: `?token=`, `X-Monitor-Token`, or `Authorization: Bearer` (first non-empty wins). */
+/** The token a monitor sent: `?token=`, `X-Monitor-Token`, or `Authorization: Bearer` in any case (first non-empty wins). */
 export function suppliedToken(request: FastifyRequest): string {
   const fromQuery = firstString((request.query as Record<string, unknown> | undefined)?.token);
   if (fromQuery) return fromQuery;
   const fromHeader = firstString(request.headers['x-monitor-token']);
   if (fromHeader) return fromHeader;
   const auth = firstString(request.headers.authorization);
-  return auth.startsWith('Bearer ') ? auth.slice(7).trim() : '';
+  const bearer = /^\s*bearer\s+(\S.*)$/is.exec(auth);
+  return bearer ? bearer[1]!.trim() : '';
 }
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();

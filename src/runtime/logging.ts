@@ -35,23 +35,81 @@ function mayNameSecret(url: string, from: number): boolean {
   return false;
 }
 
-/** The SearXNG-compatible API's base URL carries the key in the segment after this. */
-const KEY_PATH = '/searxng/';
+/** A key as parseKey accepts it (with or without the brand), or any run starting with the brand. */
+const KEY_SHAPED = /svc_sk_[A-Za-z0-9_.~-]*|\b[0-9a-f]{8}\.[A-Za-z0-9_-]{16,}/gi;
+
+/** The segment name after which the SearXNG-compatible API's base URL carries the key. */
+const KEY_SEGMENT = 'searxng';
 
 /**
- * Replaces the values of secret-bearing query parameters, and the key of a `/searxng/<key>/` base
- * URL, with `[redacted]`.
+ * `text` with its percent-encoded printable ASCII decoded, again and again (a double encoding, `%2573`,
+ * becomes `s`): what a key could be spelt in. Other bytes stay encoded, so the result is one printable
+ * line and decoding never fails.
  */
-export function redactUrl(raw: string): string {
-  let url = raw;
-  if (url.startsWith(KEY_PATH)) {
-    const end = url.slice(KEY_PATH.length).search(/[/?#]/);
-    url = `${KEY_PATH}[redacted]${end < 0 ? '' : url.slice(KEY_PATH.length + end)}`;
+function decodeAscii(text: string): string {
+  let current = text;
+  for (let round = 0; round < 4 && current.includes('%'); round++) {
+    const next = current.replace(/%([2-7][0-9A-Fa-f])/g, (whole, hex: string) => {
+      const code = Number.parseInt(hex, 16);
+      return code >= 0x20 && code < 0x7f ? String.fromCharCode(code) : whole;
+    });
+    if (next === current) break;
+    current = next;
   }
-  const q = url.indexOf('?');
-  if (q < 0 || !mayNameSecret(url, q + 1)) return url;
+  return current;
+}
+
+/**
+ * The path (anything before the query: an absolute-form target too) with the segment after any
+ * `searxng` segment (in any case, after decoding, wherever it is) and every key-shaped token replaced
+ * by `[redacted]`. A path with nothing to redact is returned as it came; one with something, decoded.
+ */
+function redactPath(path: string): string {
+  const decoded = decodeAscii(path);
+  let found = false;
+  const segments = decoded.split(/([/\\])/);
+  for (let i = 0; i + 2 < segments.length; i += 2) {
+    if (segments[i]!.toLowerCase() !== KEY_SEGMENT || segments[i + 2] === '') continue;
+    segments[i + 2] = '[redacted]';
+    found = true;
+  }
+  const redacted = segments.join('').replace(KEY_SHAPED, () => {
+    found = true;
+    return '[redacted]';
+  });
+  return found ? redacted : path;
+}
+
+/** The query with its key-shaped tokens redacted (decoded then); as it came when it holds none. */
+function redactKeyShaped(query: string): string {
+  const decoded = decodeAscii(query.replace(/\+/g, ' '));
+  KEY_SHAPED.lastIndex = 0;
+  if (!KEY_SHAPED.test(decoded)) return query;
+  return decoded.replace(KEY_SHAPED, '[redacted]');
+}
+
+/** What of a request URL a log line shows. */
+export interface UrlLogging {
+  /** Keep the query string (secret-bearing parameters and keys still redacted): LOG_QUERIES. Default false. */
+  queries?: boolean;
+}
+
+/**
+ * A request URL as a log line shows it: the path, with the key of a `/searxng/<key>/` base URL and
+ * any key-shaped token redacted however it is spelt; the query only with `queries` (what people search
+ * for is theirs: LOG_QUERIES), then with the values of secret-bearing parameters and key-shaped
+ * tokens redacted.
+ */
+export function redactUrl(raw: string, logging: UrlLogging = {}): string {
+  const q = raw.indexOf('?');
+  const path = redactPath(q < 0 ? raw : raw.slice(0, q));
+  if (q < 0) return path;
+  if (!logging.queries) return path;
+  const url = `${path}?${redactKeyShaped(raw.slice(q + 1))}`;
+  const at = path.length;
+  if (!mayNameSecret(url, at + 1)) return url;
   const query = url
-    .slice(q + 1)
+    .slice(at + 1)
     .split('&')
     .map((pair) => {
       const eq = pair.indexOf('=');
@@ -65,7 +123,7 @@ export function redactUrl(raw: string): string {
       return SECRET_QUERY_PARAMS.has(name.toLowerCase()) ? `${rawName}=[redacted]` : pair;
     })
     .join('&');
-  return `${url.slice(0, q)}?${query}`;
+  return `${path}?${query}`;
 }
 
 /*
@@ -89,7 +147,7 @@ export const REDACTED_PATHS = [
  */
 const MAX_WRITE_BYTES = 4096;
 
-type LoggerConfig = Pick<Config, 'LOG_LEVEL'> & Partial<Pick<Config, 'LOG_FORMAT'>>;
+type LoggerConfig = Pick<Config, 'LOG_LEVEL'> & Partial<Pick<Config, 'LOG_FORMAT' | 'LOG_QUERIES'>>;
 
 /** LOG_FORMAT resolved for descriptor `fd`: auto is pretty on a terminal, JSON otherwise. */
 export function resolveLogFormat(format: Config['LOG_FORMAT'] = 'auto', fd = 1): 'json' | 'pretty' {
@@ -152,11 +210,11 @@ export interface LoggableRequest {
   headers: Record<string, string | string[] | undefined>;
 }
 
-/** The `req` of a request's log lines. */
-export function serializeRequest(req: LoggableRequest) {
+/** The `req` of a request's log lines (its query only with `logging.queries`). */
+export function serializeRequest(req: LoggableRequest, logging: UrlLogging = {}) {
   return {
     method: req.method,
-    url: redactUrl(req.url),
+    url: redactUrl(req.url, logging),
     host: req.hostname,
     remoteAddress: req.ip,
     userAgent: req.headers['user-agent'],
@@ -164,10 +222,13 @@ export function serializeRequest(req: LoggableRequest) {
 }
 
 /** pino options of the server's logger (createLogger writes the lines): level, redaction, serializers. */
-export function loggerOptions(config: Pick<Config, 'LOG_LEVEL'>): FastifyServerOptions['logger'] {
+export function loggerOptions(
+  config: Pick<Config, 'LOG_LEVEL'> & Partial<Pick<Config, 'LOG_QUERIES'>>,
+): FastifyServerOptions['logger'] {
+  const logging: UrlLogging = { queries: config.LOG_QUERIES ?? false };
   return {
     level: config.LOG_LEVEL,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-    serializers: { req: serializeRequest },
+    serializers: { req: (req: LoggableRequest) => serializeRequest(req, logging) },
   };
 }

@@ -367,9 +367,18 @@ export const TRANSLATE_MESSAGES = {
 const TRANSLATE_FIELDS = ['q', 'text', 'target', 'source'] as const;
 
 /**
+ * A language code as translation backends name languages: ISO 639 (`en`, `ast`), with up to three
+ * subtags (`pt-BR`, `zh-Hans`, `zh_TW`). Anything else never reaches the backend, which would refuse
+ * it in words that are not a refusal Sift can read.
+ */
+const LANGUAGE_CODE = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8}){0,3}$/;
+export const LANGUAGE_CODE_MESSAGE = 'Must be a language code, such as en, pt-BR or zh-Hans.';
+
+/**
  * Fields of GET (query string) and POST (form or JSON body) /api/v1/translate/: `q` (or `text`)
  * and `target` required, `source` default `auto`; the text at most 5,000 characters (400 naming
- * the field it came from). Codes are passed on as given (stripped), not validated.
+ * the field it came from); `target` and `source` language codes (LANGUAGE_CODE; `source` may be
+ * `auto`), passed on as given (stripped).
  */
 export const translateSchema = z
   .object({
@@ -384,6 +393,12 @@ export const translateSchema = z
       ctx.addIssue({ code: 'custom', path: [f.q !== '' ? 'q' : 'text'], message: TRANSLATE_MESSAGES.tooLong });
     }
     if (f.target === '') ctx.addIssue({ code: 'custom', path: ['target'], message: TRANSLATE_MESSAGES.target });
+    else if (!LANGUAGE_CODE.test(f.target)) {
+      ctx.addIssue({ code: 'custom', path: ['target'], message: LANGUAGE_CODE_MESSAGE });
+    }
+    if (f.source !== '' && f.source.toLowerCase() !== 'auto' && !LANGUAGE_CODE.test(f.source)) {
+      ctx.addIssue({ code: 'custom', path: ['source'], message: `${LANGUAGE_CODE_MESSAGE.slice(0, -1)}, or auto.` });
+    }
   });
 
 export type TranslateParams = z.output<typeof translateSchema>;

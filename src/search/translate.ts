@@ -12,7 +12,8 @@ import type { TranslateParams } from './queries.js';
  *
  * - `q` (or `text`) and `target` required, `source` default `auto`; the text
  *   at most 5,000 characters (400 naming the field it came from, and no
- *   upstream call). Codes are passed on as given (stripped), not validated.
+ *   upstream call). `target` and `source` must be language codes (`source` may
+ *   be `auto`): anything else is the caller's 400, never sent.
  * - LibreTranslate not configured, or failing in any way: 503 with the spec's
  *   exact detail. `detected_lang` only when the source was `auto`.
  * - Languages: LibreTranslate's list (cached 1 h by the runner), or the

@@ -1,7 +1,7 @@
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { Agent, type Dispatcher, interceptors } from 'undici';
-import { oneLine, redactSecrets, requestSecrets } from './redact.js';
+import { oneLine, redactCallerText, redactSecrets, requestSecrets, requestValues } from './redact.js';
 import type { FailureKind, UpstreamRequest } from '../providers/types.js';
 
 /*
@@ -13,6 +13,13 @@ import type { FailureKind, UpstreamRequest } from '../providers/types.js';
  */
 
 export const DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024;
+/**
+ * The longest upstream URL sent (bytes). Servers refuse longer request lines (414, or 431 when they
+ * count the line with the headers) from about 8 KB; a longer URL (a query of 2,000 characters
+ * outside ASCII takes up to 24 KB) is refused here, unsent, as such an answer would refuse it: the
+ * request's fault, the caller's 400 naming `q` (docs/operations.md), never a provider failure.
+ */
+export const MAX_UPSTREAM_URL_BYTES = 8000;
 /** How much of an error response's body is read to describe the failure. */
 const ERROR_SNIPPET_BYTES = 2048;
 /** The most a compressed error snippet may decode to. */
@@ -111,6 +118,11 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     } catch {
       return Promise.reject(new HttpFailure('connect', 'invalid upstream URL'));
     }
+    if (url.href.length > MAX_UPSTREAM_URL_BYTES) {
+      return Promise.reject(
+        new HttpFailure('http_status', `URL longer than ${MAX_UPSTREAM_URL_BYTES} bytes, not sent`, 414),
+      );
+    }
     let headers: Record<string, string> = baseHeaders;
     if (req.headers) {
       headers = { ...baseHeaders };
@@ -202,12 +214,15 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     if (this.onCancel) this.req.signal?.removeEventListener('abort', this.onCancel);
   }
 
-  /** Text for an error message, with every secret of the configuration and this request removed. */
+  /**
+   * Text for an error message, with every secret of the configuration and this request removed, and
+   * every value the request carried (a caller's query or text, echoed in an upstream's error): the
+   * message is recorded as the provider's last error, which every API user may read.
+   */
   private clean(text: string): string {
-    return oneLine(
-      redactSecrets(text, [...this.configSecrets, ...requestSecrets(this.req.url, this.req.headers)]),
-      200,
-    );
+    const secrets = [...this.configSecrets, ...requestSecrets(this.req.url, this.req.headers)];
+    const callerText = requestValues(this.req.url, this.req.body);
+    return oneLine(redactCallerText(redactSecrets(text, secrets), callerText), 200);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {

@@ -43,7 +43,8 @@ import {
  *   (`paced`, listed as rate_limited; `budget_exhausted` when its budget is
  *   spent), nothing recorded. Cached answers never wait.
  * - A refusal of one of the request's parameters (a 400, 404, 414 or 422 that
- *   the call's adapter reads as naming one, `ProviderCall.refusal`) is the
+ *   the call's adapter reads as naming one, `ProviderCall.refusal`; any 414 or
+ *   431, the request being too long, as the caller's `q`) is the
  *   request's fault, not the provider's: a failure of kind `refused`, never
  *   recorded in health nor counted toward a suspension. A refused value the
  *   caller gave is answered to the caller (`refusalErrors`); one Sift derived
@@ -107,6 +108,22 @@ export function refusalErrors(outcomes: readonly Gathered<unknown>[]): Record<st
     errors[refusal.parameter] ??= refusal.message;
   }
   return errors;
+}
+
+/**
+ * A request the upstream refused for its size (414 URI Too Long; 431 from servers that count the
+ * request line with the headers, whose own size Sift keeps fixed): the caller's text made it so,
+ * whatever the adapter reads. The HTTP layer refuses an over-long URL the same way, unsent.
+ */
+function tooLongRefusal(status: number): Refusal | null {
+  if (status !== 414 && status !== 431) return null;
+  return {
+    cause: 'caller',
+    parameter: 'q',
+    upstreamParameter: 'URL',
+    value: '',
+    message: 'The query is too long for the search providers: shorten it.',
+  };
 }
 
 /** Distinct refusals of derived values logged so far (bounded: they are Sift's own values, few by construction). */
@@ -240,14 +257,14 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
 
   /** The failure of a call whose upstream refused one of its parameters, or null for any other failure. */
   function refusalOf(call: ProviderCall<unknown>, err: unknown): UpstreamError | null {
-    if (!(err instanceof HttpFailure) || !call.refusal || err.status === undefined) return null;
-    if (!REFUSAL_STATUSES.has(err.status)) return null;
+    if (!(err instanceof HttpFailure) || err.status === undefined) return null;
     let refusal: Refusal | null = null;
     try {
-      refusal = call.refusal(err.status, err.body ?? '');
+      if (call.refusal && REFUSAL_STATUSES.has(err.status)) refusal = call.refusal(err.status, err.body ?? '');
     } catch {
       refusal = null;
     }
+    refusal ??= tooLongRefusal(err.status);
     if (!refusal) return null;
     if (refusal.cause === 'mapping') noteMappingRefusal(call, refusal, err.status);
     const what = refusal.cause === 'caller' ? "the caller's" : 'the value Sift derived from';

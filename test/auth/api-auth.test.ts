@@ -133,10 +133,12 @@ describe('API key authentication on /api/v1/', () => {
       'status',
       'key',
     ]);
-    expect(body.web_search).toBe('http://search.example:8443/api/v1/web/');
-    expect(body.translate_languages).toBe('http://search.example:8443/api/v1/translate/languages/');
-    expect(body.status).toBe('http://search.example:8443/api/v1/status/');
-    expect(body.key).toBe('http://search.example:8443/api/v1/key/');
+    // Where the server listens (PUBLIC_URL unset), never the Host the request claimed.
+    const base = `http://localhost:${t.config.PORT}/api/v1/`;
+    expect(body.web_search).toBe(`${base}web/`);
+    expect(body.translate_languages).toBe(`${base}translate/languages/`);
+    expect(body.status).toBe(`${base}status/`);
+    expect(body.key).toBe(`${base}key/`);
     const noSlash = await get('/api/v1', { authorization: `Api-Key ${key}`, host: 'search.example:8443' });
     expect(noSlash.statusCode).toBe(200);
     expect(noSlash.json()).toEqual(body);

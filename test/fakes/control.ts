@@ -15,6 +15,10 @@ import type { FaultMode } from './fake-server.js';
  *
  * Nothing of Sift itself is touched: the provider fails as a real upstream
  * would, and Sift notices it on its next search or probe.
+ *
+ * Only a local client may use it: a request must name the control itself as its Host
+ * (127.0.0.1:<port> or localhost:<port>; a DNS-rebound name is refused) and carry no Origin
+ * (a browser sends one with every cross-site POST and fetch; curl sends none). Both refusals are 403.
  */
 
 /** The failures the control offers, as the fakes' fault modes. */
@@ -72,7 +76,16 @@ export async function startFaultControl(fakes: AllFakes, port = 0): Promise<Faul
     res.end(`${JSON.stringify(body)}\n`);
   }
 
+  /** The Host values that name this control (its port is known once it listens). */
+  let ownHosts = new Set<string>();
+
   function handle(req: IncomingMessage, res: ServerResponse) {
+    if (!ownHosts.has(String(req.headers.host ?? '').toLowerCase())) {
+      return reply(res, 403, { error: 'the control answers requests to its own address only (Host)' });
+    }
+    if (req.headers.origin !== undefined) {
+      return reply(res, 403, { error: 'the control refuses requests from web pages (Origin)' });
+    }
     const url = new URL(req.url ?? '/', 'http://control');
     if (url.pathname === '/providers' || url.pathname === '/providers/') {
       if (req.method !== 'GET') return reply(res, 405, { error: 'use GET' }, { allow: 'GET' });
@@ -98,9 +111,11 @@ export async function startFaultControl(fakes: AllFakes, port = 0): Promise<Faul
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve());
   });
+  const listening = (server.address() as AddressInfo).port;
+  ownHosts = new Set([`127.0.0.1:${listening}`, `localhost:${listening}`]);
   return {
     ...control,
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `http://127.0.0.1:${listening}`,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -18,8 +18,8 @@ interface Captured {
 }
 
 /** The production logger options at trace level (security/support.ts). */
-function capture(): Captured {
-  const logs = captureLogs();
+function capture(settings: Parameters<typeof captureLogs>[1] = {}): Captured {
+  const logs = captureLogs({}, settings);
   return {
     logger: logs.logger,
     raw: logs.lines,
@@ -62,9 +62,18 @@ describe('request log lines', () => {
     const line = completed[0]!;
     expect(line.reqId).toBe('req-quiet-1');
     expect(line.level).toBe(30);
-    expect(line.req).toMatchObject({ method: 'GET', url: '/test/quiet?q=1&api_key=[redacted]', userAgent: 'tester/1' });
+    expect(line.req).toMatchObject({ method: 'GET', url: '/test/quiet', userAgent: 'tester/1' });
     expect(line.res).toEqual({ statusCode: 200 });
     expect(typeof line.responseTime).toBe('number');
+    expect(log.raw().join('\n')).not.toContain('sekret');
+  });
+
+  it('writes the query string only with LOG_QUERIES, its secrets still redacted', async () => {
+    const log = capture({ LOG_QUERIES: true });
+    const app = await appWith(log);
+    await app.inject({ url: '/test/quiet?q=1&api_key=sekret', headers: { 'x-request-id': 'req-quiet-2' } });
+    const line = log.lines().find((l) => l.msg === 'request completed')!;
+    expect(line.req).toMatchObject({ url: '/test/quiet?q=1&api_key=[redacted]' });
     expect(log.raw().join('\n')).not.toContain('sekret');
   });
 

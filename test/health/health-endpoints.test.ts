@@ -381,11 +381,12 @@ describe('STATUS_MONITOR_TOKEN', () => {
 
   const forbidden = { status: 'error', detail: 'invalid token' };
 
-  it('accepts the token as ?token=, X-Monitor-Token or Authorization: Bearer', async () => {
+  it('accepts the token as ?token=, X-Monitor-Token or Authorization: Bearer (the scheme in any case)', async () => {
     const ways = [
       { url: `/status/health?token=${TOKEN}` },
       { url: '/status/health', headers: { 'x-monitor-token': TOKEN } },
       { url: '/status/health', headers: { authorization: `Bearer ${TOKEN}` } },
+      { url: '/status/health', headers: { authorization: `bearer ${TOKEN}` } },
       { url: `/status/health/provider_01/?token=${TOKEN}` },
       { url: '/status/health/weather', headers: { authorization: `Bearer   ${TOKEN}  ` } },
     ];
@@ -406,7 +407,7 @@ describe('STATUS_MONITOR_TOKEN', () => {
       { url: `/status/health?token=${TOKEN}x` },
       { url: `/status/health?token=${TOKEN.slice(0, -1)}` },
       { url: '/status/health', headers: { 'x-monitor-token': 'wrong' } },
-      { url: '/status/health', headers: { authorization: `bearer ${TOKEN}` } },
+      { url: '/status/health', headers: { authorization: 'bearer wrong' } },
       { url: '/status/health', headers: { authorization: `Token ${TOKEN}` } },
       { url: '/status/health', headers: { authorization: TOKEN } },
       // a present but wrong ?token= wins over a correct header

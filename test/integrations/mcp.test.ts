@@ -346,7 +346,7 @@ describe('MCP: rate limits and quota', () => {
   let limitedUser: number;
 
   beforeAll(async () => {
-    limited = await buildTestApp(db, { ...fakes.env, API_THROTTLE_BURST: '3/min', API_MONTHLY_QUOTA: '1000' });
+    limited = await buildTestApp(db, { ...fakes.env, API_THROTTLE_BURST: '8/min', API_MONTHLY_QUOTA: '1000' });
     limitedBase = await listen(limited.app);
     ({ userId: limitedUser, apiKey: key } = await createUserWithKey(db.pool, 'limited-agent'));
   });
@@ -354,22 +354,22 @@ describe('MCP: rate limits and quota', () => {
     await limited?.close();
   });
 
-  it("each tool call takes one request of the key's limits; protocol messages take none", async () => {
+  it("each tool call and each protocol message takes one request of the key's limits", async () => {
+    // Connecting takes two (initialize, notifications/initialized), listing one: 5 of 8 left.
     const client = await connect(key, limitedBase);
     await client.listTools();
-    await client.listTools();
     const results: CallToolResult[] = [];
-    for (let i = 0; i < 4; i++) results.push(await call(client, 'suggest', { q: uniq('limit') }));
-    expect(results.slice(0, 3).map((r) => r.isError ?? false)).toEqual([false, false, false]);
-    expect(results[3]!.isError).toBe(true);
-    expect(text(results[3]!)).toMatch(/^Request was throttled\. Expected available in \d+ seconds?\.$/);
-    // Three searches counted: the refused call counted nothing.
-    expect(await usage(limited, limitedUser)).toBe(3);
+    for (let i = 0; i < 6; i++) results.push(await call(client, 'suggest', { q: uniq('limit') }));
+    expect(results.slice(0, 5).map((r) => r.isError ?? false)).toEqual([false, false, false, false, false]);
+    expect(results[5]!.isError).toBe(true);
+    expect(text(results[5]!)).toMatch(/^Request was throttled\. Expected available in \d+ seconds?\.$/);
+    // Five searches counted: the refused call counted nothing.
+    expect(await usage(limited, limitedUser)).toBe(5);
     // The REST API sees the same exhausted key.
     const res = await fetch(`${limitedBase}/api/v1/suggest/?q=x`, { headers: { 'x-api-key': key } });
     expect(res.status).toBe(429);
-    // Still connected: listing needs no request of the limits.
-    expect((await client.listTools()).tools.length).toBe(12);
+    // A protocol message is refused too, as a JSON-RPC error the client reports.
+    await expect(client.listTools()).rejects.toThrow(/throttled/);
     await client.close();
   });
 });

@@ -115,6 +115,9 @@ beforeAll(async () => {
       ALERT_DIGEST_WINDOW_MS: '100',
       API_MONTHLY_QUOTA: '1000',
       STATUS_MONITOR_TOKEN: MONITOR_TOKEN,
+      // Every line the demo can write, as JSON: none may hold a key.
+      LOG_LEVEL: 'trace',
+      LOG_FORMAT: 'json',
       // What the options set beats the environment.
       PORT: '1',
     },
@@ -293,6 +296,21 @@ describe('npm run demo', () => {
     await waitFor('provider_02 up on /status/health', async () => (await healthOf('provider_02')) === 'up');
     expect(await providerState()).toBe('0');
     await waitFor('the webhook to hear provider_02 is back up', () => alerted('up'));
+  });
+
+  it('logs JSON lines as LOG_FORMAT says, and never the key, even at trace level with the key in the URL', async () => {
+    const base = field('Base URL');
+    const key = field('API key');
+    const res = await fetch(`${base}/searxng/${key}/search?q=private+words&format=json`);
+    expect(res.status).toBe(200);
+    await fetch(`${base}/SEARXNG/${key}/search?q=private+words`);
+    await waitFor('the request lines', () => stderr.includes('"msg":"request completed"'));
+    const lines = stderr.split('\n').filter((l) => l.startsWith('{'));
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    expect(stderr).toContain('"url":"/searxng/[redacted]/search"');
+    expect(stderr).not.toContain(key.split('.')[1]!);
+    expect(stderr).not.toContain('private+words');
   });
 
   it('answers a wrong control request with a 4xx JSON error', async () => {

@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectionReserve } from '../../src/runtime/connections.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { listen } from '../helpers/server.js';
@@ -7,7 +8,8 @@ import { listen } from '../helpers/server.js';
 /*
  * Slow and idle clients cannot hold the server: a request must arrive within
  * REQUEST_TIMEOUT_SECONDS (else 408 and the connection closed), and a process
- * accepts at most MAX_CONNECTIONS open connections.
+ * accepts at most MAX_CONNECTIONS open connections (and a reserve for checks:
+ * connection-limits.test.ts).
  */
 
 let db: TestDatabase;
@@ -56,12 +58,15 @@ describe('slow clients', () => {
     });
   });
 
-  it('closes connections past MAX_CONNECTIONS at once, and serves again when one goes', async () => {
-    await withServer({ MAX_CONNECTIONS: '2' }, async (port) => {
+  it('closes connections past MAX_CONNECTIONS and its reserve at once, and serves again when one goes', async () => {
+    await withServer({ MAX_CONNECTIONS: '2', MAX_CONNECTIONS_PER_CLIENT: '0' }, async (port) => {
       const held = [await open(port), await open(port)];
       // Both are counted once the server has accepted them: one request each makes sure.
       for (const c of held) c.socket.write('GET /up HTTP/1.1\r\nHost: x\r\n\r\n');
       await expect.poll(() => held.every((c) => c.received().includes('200 OK')), { timeout: 5000 }).toBe(true);
+      // The reserve for /up and the health checks (runtime/connections.ts), held idle.
+      const reserve = [];
+      for (let i = 0; i < connectionReserve(2); i++) reserve.push(await open(port));
       const third = await open(port);
       await third.closed;
       expect(third.received()).toBe('');
@@ -79,6 +84,7 @@ describe('slow clients', () => {
         )
         .toBe(true);
       held[1]!.socket.destroy();
+      for (const c of reserve) c.socket.destroy();
     });
   });
 });

@@ -37,7 +37,7 @@ async function usage(on: RunningApp = app, user = userId): Promise<number> {
 beforeAll(async () => {
   db = await createTestDatabase();
   fakes = await startAllFakes();
-  logs = captureLogs();
+  logs = captureLogs({}, { LOG_QUERIES: true });
   app = await startApp(
     db,
     { ...fakes.env, METRICS_ENABLED: 'true', API_THROTTLE_BURST: '1000/min', API_THROTTLE_SUSTAINED: '100000/day' },
@@ -180,10 +180,12 @@ describe('limits, quota and usage', () => {
 
 describe('a key in the URL', () => {
   it('is redacted from the URL of every log line, with or without a path or query after it', () => {
-    expect(redactUrl('/searxng/svc_sk_ab.cd/search?q=a')).toBe('/searxng/[redacted]/search?q=a');
+    const queries = { queries: true };
+    expect(redactUrl('/searxng/svc_sk_ab.cd/search?q=a', queries)).toBe('/searxng/[redacted]/search?q=a');
     expect(redactUrl('/searxng/svc_sk_ab.cd')).toBe('/searxng/[redacted]');
-    expect(redactUrl('/searxng/svc_sk_ab.cd?q=a&token=t')).toBe('/searxng/[redacted]?q=a&token=[redacted]');
-    expect(redactUrl('/search?q=searxng')).toBe('/search?q=searxng');
+    expect(redactUrl('/searxng/svc_sk_ab.cd?q=a&token=t', queries)).toBe('/searxng/[redacted]?q=a&token=[redacted]');
+    expect(redactUrl('/search?q=searxng', queries)).toBe('/search?q=searxng');
+    expect(redactUrl('/searxng/svc_sk_ab.cd/search?q=a')).toBe('/searxng/[redacted]/search');
   });
 
   it('never reaches a log line, a metric label or an error body', async () => {

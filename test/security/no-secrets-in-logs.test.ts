@@ -52,7 +52,7 @@ describe('no secret in any log line', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     echo = await startEchoUpstream(500);
-    logs = captureLogs();
+    logs = captureLogs({}, { LOG_QUERIES: true });
     server = await startApp(
       db,
       {

@@ -20,7 +20,10 @@ export interface LogCapture {
   lines(): string[];
 }
 
-export function captureLogs(extra: pino.LoggerOptions = {}): LogCapture {
+export function captureLogs(
+  extra: pino.LoggerOptions = {},
+  settings: { LOG_LEVEL?: 'trace' | 'debug' | 'info' | 'warn'; LOG_QUERIES?: boolean } = {},
+): LogCapture {
   let text = '';
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -28,7 +31,7 @@ export function captureLogs(extra: pino.LoggerOptions = {}): LogCapture {
       done();
     },
   });
-  const options = loggerOptions({ LOG_LEVEL: 'trace' }) as pino.LoggerOptions;
+  const options = loggerOptions({ LOG_LEVEL: 'trace', ...settings }) as pino.LoggerOptions;
   const logger = pino({ ...options, transport: undefined, ...extra }, sink) as unknown as FastifyBaseLogger;
   return {
     logger,

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { describeRoute } from './openapi.js';
@@ -30,8 +31,23 @@ export const apiIndexSchema = z.object(
   ),
 );
 
+/**
+ * Where clients reach this server: PUBLIC_URL; unset, the address it listens on (a wildcard address
+ * as localhost) with the request's scheme (X-Forwarded-Proto only from a trusted proxy). Never the
+ * request's Host: an index built from it would hand a shared cache, or a client that follows it,
+ * whatever host a request claimed.
+ */
+export function publicBase(request: FastifyRequest): string {
+  const { config } = request.server;
+  if (config.PUBLIC_URL) return config.PUBLIC_URL;
+  const address = request.server.server.address();
+  const port = address && typeof address === 'object' ? address.port : config.PORT;
+  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST;
+  return `${request.protocol}://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+}
+
 export function apiIndex(request: FastifyRequest, statusPageEnabled: boolean): Record<string, string> {
-  const base = `${request.protocol}://${request.host}/api/v1/`;
+  const base = `${publicBase(request)}/api/v1/`;
   const index: Record<string, string> = {};
   for (const [name, path] of ENDPOINTS) {
     if (name === 'status' && !statusPageEnabled) continue;

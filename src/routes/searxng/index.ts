@@ -147,6 +147,11 @@ async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Prom
     // Its refusals in SearXNG's error shape, as its other errors are.
     refusal: (detail) => ({ error: detail, detail }),
   });
+  // Basic auth is accepted here: a 401 says so, so that a client holding the key as a password sends it.
+  scope.addHook('onSend', (_request, reply, payload, done) => {
+    if (reply.statusCode === 401) reply.header('WWW-Authenticate', ['Basic realm="Sift", charset="UTF-8"', 'Api-Key']);
+    done(null, payload);
+  });
   // LangChain and n8n post `Content-Type: application/json` with no body at all (everything is in
   // the query string): an empty JSON body is no body here, not a 400.
   scope.removeContentTypeParser('application/json');
