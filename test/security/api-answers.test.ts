@@ -64,7 +64,8 @@ describe('the API index', () => {
     expect(res.statusCode).toBe(200);
     const body = res.json() as Record<string, string>;
     expect(res.body).not.toContain('attacker.example');
-    expect(body.web_search).toBe(`http://localhost:${t.config.PORT}/api/v1/web/`);
+    // The address it listens on (HOST, 127.0.0.1 by default), never the Host the request claimed.
+    expect(body.web_search).toBe(`http://${t.config.HOST}:${t.config.PORT}/api/v1/web/`);
   });
 
   it('builds every URL from PUBLIC_URL when it is set', async () => {
