@@ -271,6 +271,10 @@ export interface ProviderDescriptor {
   optional?: readonly (keyof Config)[];
   /** The variable(s) holding the provider's base URL. */
   baseUrlVariables: readonly (keyof Config)[];
+  /** Query or body parameters that carry a credential (Mojeek's `api_key`): left out of cache keys. */
+  credentialParameters?: readonly string[];
+  /** Values of its key variables that the upstream documents as public, shared by all (not secrets). */
+  publicCredentials?: Partial<Record<keyof Config, string>>;
   /** Default timeout of one call, ms (PROVIDER_TIMEOUT_MS overrides every default). */
   timeoutMs: number;
   /** How long a parsed answer may be reused, ms (the upstream's terms); 0 = never. */
