@@ -59,7 +59,8 @@ function canonicalBody(body: string, credentials: ReadonlySet<string>): string {
       return body;
     }
   }
-  if (credentials.size > 0 && /^[^=&\s{["]+=/.test(body)) return canonicalParams(new URLSearchParams(body), credentials);
+  if (credentials.size > 0 && /^[^=&\s{["]+=/.test(body))
+    return canonicalParams(new URLSearchParams(body), credentials);
   return body;
 }
 

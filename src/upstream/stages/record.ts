@@ -114,7 +114,13 @@ export function recordCalls(deps: RecordDeps): CallRecord {
       deps.onCall?.(provider, source, failure.kind, ms / 1000);
       if (source === 'query') deps.suspensions?.failed(failure);
       deps.log?.warn(
-        { provider, kind: failure.kind, status: failure.status, url: safeUrl(call.request.url), error: failure.message },
+        {
+          provider,
+          kind: failure.kind,
+          status: failure.status,
+          url: safeUrl(call.request.url),
+          error: failure.message,
+        },
         'upstream call failed',
       );
       return failure;
