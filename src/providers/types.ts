@@ -93,7 +93,11 @@ export interface Refusal {
 export interface ProviderCall<T> {
   provider: ProviderSlug;
   request: UpstreamRequest;
-  /** Throws (any error) when the JSON is not the expected shape: that is a bad_response failure. */
+  /**
+   * Throws (any error) when the JSON is not the expected shape: that is a bad_response failure.
+   * Returns plain data (no Date, Map, class or undefined in an array): the shared cache level keeps
+   * values as JSON, and does not share one that would not come back the same.
+   */
   parse(body: unknown): T;
   /** Overrides the provider's default timeout. */
   timeoutMs?: number;

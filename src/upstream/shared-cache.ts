@@ -6,6 +6,7 @@ import { retryingDeadlocks } from '../db/deadlock.js';
 import { withQueryTimeout } from '../db/pool.js';
 import { type ProviderSlug, UpstreamError } from '../providers/types.js';
 import { type FlightNotices, listenForFlights } from './flight-notices.js';
+import { plainJson } from './plain-json.js';
 import { sharingPolicy } from './shared-policy.js';
 import { PROJECT_ROOT } from '../runtime/project-root.js';
 
@@ -37,13 +38,13 @@ import { PROJECT_ROOT } from '../runtime/project-root.js';
  * JSON carries a configured secret, or that is larger than MAX_VALUE_BYTES,
  * is not shared.
  *
- * Values go through JSON.stringify and JSON.parse: the adapters' parsed
- * answers are plain data (strings, numbers, booleans, null, arrays and
- * objects of them; no Date, Map or class), which test/upstream/shared-cache
- * checks of each adapter's answer. The key starts with the value format, the
- * running version (package.json): processes of two versions (a rolling
- * upgrade) never read each other's values, whose shape may differ, and no
- * change of a shape has to remember to bump a number.
+ * Values go through JSON: only one that comes back as it was is shared
+ * (plain-json.ts: plain data, no Date, Map or class; another is kept in its
+ * process and logged once per provider), so what a process reads here is
+ * what the adapter returned. Every key starts with the value format, the
+ * running version (package.json) by default: processes of two versions (a
+ * rolling upgrade) never read each other's values, whose shapes may differ,
+ * and no change of a shape has to remember to bump a number.
  */
 
 /** How long a wait for another process's flight may last at most. */
@@ -144,6 +145,7 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
   const flightMs = options.flightMs ?? (() => 15_000);
   const valueFormat = options.valueFormat ?? siftVersion();
   const policy = sharingPolicy(options.always ?? (() => false));
+  const unplain = new Set<ProviderSlug>();
   /** Heard when it shares: flights of other processes end (opened once sharing starts). */
   let notices: FlightNotices | undefined;
   const stores = new Set<Promise<void>>();
@@ -217,6 +219,13 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
     void tracked.finally(() => stores.delete(tracked));
   }
 
+  /** An adapter whose value would not survive JSON is a bug to fix: said once per provider. */
+  function notPlain(provider: ProviderSlug): void {
+    if (unplain.has(provider)) return;
+    unplain.add(provider);
+    options.log?.warn({ provider }, 'shared cache: a parsed value is not plain data, so it is not shared');
+  }
+
   function shareable(text: string): boolean {
     return Buffer.byteLength(text) <= MAX_VALUE_BYTES && !secrets.some((s) => text.includes(s));
   }
@@ -230,7 +239,8 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
       track(store({ release: hash }));
       throw err;
     }
-    const text = JSON.stringify(value);
+    const text = plainJson(value);
+    if (text === undefined) notPlain(provider);
     if (text !== undefined && shareable(text)) track(store({ key: hash, provider, value: text, ttlMs }));
     else track(store({ release: hash }));
     return value;

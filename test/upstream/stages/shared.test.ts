@@ -234,3 +234,24 @@ describe('where the shared level pays', () => {
     }
   });
 });
+
+describe('values', () => {
+  it('shares only a value that comes back from JSON as it was, and keys each by the value format', async () => {
+    const a = createSharedCache(db.pool, { maxBytes: 1 << 20, clustered: true, valueFormat: 'one' });
+    const b = createSharedCache(db.pool, { maxBytes: 1 << 20, clustered: true, valueFormat: 'two' });
+    try {
+      const dated = await a.getOrFetch('dated', 'provider_06', 60_000, async () => ({ at: new Date(0) }));
+      expect(dated.at).toBeInstanceOf(Date);
+      await a.getOrFetch('plain', 'provider_06', 60_000, async () => ({ at: '1970-01-01' }));
+      await a.settled();
+      const { rows } = await db.pool.query<{ value: string }>('SELECT value FROM upstream_cache');
+      expect(rows).toEqual([{ value: '{"at":"1970-01-01"}' }]);
+      // Another value format (another version, whose shapes may differ) never reads it.
+      expect(await b.getOrFetch('plain', 'provider_06', 60_000, async () => ({ at: 'fetched again' }))).toEqual({
+        at: 'fetched again',
+      });
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
