@@ -3,7 +3,9 @@ import { parseConfig } from '../../src/config/index.js';
 import { callCacheKey } from '../../src/upstream/cache-key.js';
 import { createSearchCache } from '../../src/upstream/cache.js';
 import { configSecrets, createProviderServices, type ProviderServices } from '../../src/upstream/services.js';
+import { PROVIDERS } from '../../src/providers/registry.js';
 import type { ProviderCall } from '../../src/providers/types.js';
+import type { Config } from '../../src/config/index.js';
 import { type MarginaliaFake, startMarginaliaFake } from '../fakes/marginalia.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
@@ -48,6 +50,38 @@ describe('a cache key', () => {
     expect(callCacheKey(call('https://a.example/x?q=1'))).not.toBe(callCacheKey(call('https://a.example/y?q=1')));
     expect(callCacheKey(call('https://a.example/x', 'one'))).not.toBe(callCacheKey(call('https://a.example/x', 'two')));
     expect(callCacheKey(call('https://a.example/x', 'one'))).not.toBe(callCacheKey(call('https://a.example/x')));
+  });
+});
+
+describe("every provider's calls", () => {
+  it('key without any configured credential, whatever the call and wherever the credential goes', () => {
+    const base = parseConfig({ DATABASE_URL: 'postgres://x@127.0.0.1/x' });
+    const credentialVariables = (Object.keys(base) as (keyof Config)[]).filter((k) =>
+      /(_API_KEY|_PIN|_TOKEN)$/.test(k),
+    );
+    const env: Record<string, string> = { DATABASE_URL: 'postgres://x@127.0.0.1/x' };
+    for (const k of credentialVariables) env[k] = `sentinel${k.toLowerCase().replace(/_/g, '')}`;
+    const config = parseConfig(env);
+    const query = { q: 'cats', page: 2, safe: true, lang: 'en', date: 'w' as const };
+    let checked = 0;
+    for (const p of PROVIDERS) {
+      const credentials = new Set(p.credentialParameters ?? []);
+      const calls = [
+        p.calls?.web?.call(query, config),
+        p.calls?.suggest?.('cats', config),
+        p.calls?.images?.(query, config),
+        p.calls?.news?.(query, config),
+        p.calls?.videos?.(query, config),
+        p.probe?.(config),
+      ];
+      for (const call of calls) {
+        if (!call) continue;
+        checked++;
+        const key = callCacheKey(call, credentials);
+        expect(key, `${p.slug} ${call.request.url}`).not.toMatch(/sentinel/);
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(15);
   });
 });
 
