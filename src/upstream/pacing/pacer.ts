@@ -8,7 +8,10 @@ import { isPaced, type PacingPlan, spacingMs } from './plan.js';
  * from the database (acquire_provider_call, one statement) before it is
  * made, so the pacing, concurrency and budget hold across all workers and
  * instances (migrations/0012_upstream_pacing.sql). A provider nothing limits
- * costs nothing: no statement is made for it.
+ * costs nothing: no statement is made for it. The caller waits until the
+ * slot's time (the runner's paced stage) and gives the slot back when its
+ * wait is cut short (`cancel`); the report after the call is written behind
+ * it, and the next admit of the provider in this process waits for it.
  *
  * Providers that report their limits on their answers (Brave's X-RateLimit-*)
  * are paced by what they report, and on the upstream's own host by its
