@@ -10,7 +10,7 @@ import { isPaced, type PacingPlan, spacingMs } from './plan.js';
  * instances (migrations/0012_upstream_pacing.sql). A provider nothing limits
  * costs nothing: no statement is made for it. The caller waits until the
  * slot's time (the runner's paced stage) and gives the slot back when its
- * wait is cut short (`cancel`); the report after the call is written behind
+ * wait is cut short (`abandon`); the report after the call is written behind
  * it, and the next admit of the provider in this process waits for it.
  *
  * Providers that report their limits on their answers (Brave's X-RateLimit-*)
@@ -20,17 +20,17 @@ import { isPaced, type PacingPlan, spacingMs } from './plan.js';
  * it when an answer reports one again).
  */
 
-/** A slot taken: the call waits `waitMs` for it, then gives it back with what the answer said. */
+/** A slot taken: give it back with what the answer said, or, for a call never made, abandon it. */
 export interface CallPermit {
-  /** How long until the slot's time, ms (the caller waits; the pacer does not). */
-  readonly waitMs: number;
+  /** How long until the slot's time, ms, for the caller to wait (absent: the slot is now). */
+  readonly waitMs?: number;
   /**
    * After the call. Settles once what the answer reported is stored (at once when nothing is to
    * be stored); callers need not wait: the next admit of the provider in this process does.
    */
   release(outcome: CallOutcome): Promise<void>;
-  /** The call was not made (its wait was cut short): its lease and budget unit go back at once. */
-  cancel(): void;
+  /** The call was not made (its request gave up): its lease and budget unit go back at once. */
+  abandon(): Promise<void>;
 }
 
 /**
@@ -214,12 +214,12 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
     let done = false;
     return {
       waitMs,
-      cancel() {
-        if (done) return;
+      abandon() {
+        if (done) return Promise.resolve();
         done = true;
-        if (lease === null && !plan.budget) return;
+        if (lease === null && !plan.budget) return Promise.resolve();
         // The unit is given back to the period of the moment (a wait never spans more than seconds).
-        write(
+        return write(
           pool.query(
             `WITH lease AS (DELETE FROM provider_call_leases WHERE id = $2)
              UPDATE provider_budget_usage SET calls = calls - 1

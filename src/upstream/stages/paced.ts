@@ -9,7 +9,7 @@ import { type ProviderSlug, UpstreamError } from '../../providers/types.js';
  * sits the request out (`paced`, or `budget_exhausted`), nothing recorded.
  *
  * - A wait cut short by the request's deadline or abort gives its slot back at once
- *   (`permit.cancel`: the lease and the budget unit), and the call is not made.
+ *   (`permit.abandon`: the lease and the budget unit), and the call is not made.
  * - After the call the permit is released with what the answer reported, write-behind: the
  *   caller's answer never waits for it, and the pacer holds this process's next call of the
  *   provider until it is stored, so that call is paced by it.
@@ -53,7 +53,7 @@ export function paced(pacer: Pacer | undefined, log?: PacedLog): PacedStage {
         outcome = o;
       });
     } finally {
-      permit.release(outcome);
+      void permit.release(outcome);
     }
   };
 }
@@ -61,20 +61,21 @@ export function paced(pacer: Pacer | undefined, log?: PacedLog): PacedStage {
 /** Waits for the permit's slot; cut short by the signal, the slot goes back and the call is not made. */
 function untilSlot(provider: ProviderSlug, permit: CallPermit, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) {
-    permit.cancel();
+    void permit.abandon();
     return Promise.reject(cutShort(provider, signal));
   }
-  if (permit.waitMs <= 0) return Promise.resolve();
+  const waitMs = permit.waitMs ?? 0;
+  if (waitMs <= 0) return Promise.resolve();
   return new Promise<void>((resolve, reject) => {
     const onAbort = () => {
       clearTimeout(timer);
-      permit.cancel();
+      void permit.abandon();
       reject(cutShort(provider, signal!));
     };
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
-    }, permit.waitMs);
+    }, waitMs);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
