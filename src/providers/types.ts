@@ -93,7 +93,11 @@ export interface Refusal {
 export interface ProviderCall<T> {
   provider: ProviderSlug;
   request: UpstreamRequest;
-  /** Throws (any error) when the JSON is not the expected shape: that is a bad_response failure. */
+  /**
+   * Throws (any error) when the JSON is not the expected shape: that is a bad_response failure.
+   * Returns plain data (no Date, Map, class or undefined in an array): the shared cache level keeps
+   * values as JSON, and does not share one that would not come back the same.
+   */
   parse(body: unknown): T;
   /** Overrides the provider's default timeout. */
   timeoutMs?: number;
@@ -274,6 +278,10 @@ export interface ProviderDescriptor {
   optional?: readonly (keyof Config)[];
   /** The variable(s) holding the provider's base URL. */
   baseUrlVariables: readonly (keyof Config)[];
+  /** Query or body parameters that carry a credential (Mojeek's `api_key`): left out of cache keys. */
+  credentialParameters?: readonly string[];
+  /** Values of its key variables that the upstream documents as public, shared by all (not secrets). */
+  publicCredentials?: Partial<Record<keyof Config, string>>;
   /** Default timeout of one call, ms (PROVIDER_TIMEOUT_MS overrides every default). */
   timeoutMs: number;
   /** How long a parsed answer may be reused, ms (the upstream's terms); 0 = never. */

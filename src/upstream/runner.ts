@@ -1,13 +1,18 @@
+import { callCacheKey, flowCacheKey, memoCacheKey } from './cache-key.js';
 import { estimateBytes, type SearchCache } from './cache.js';
+import { asUpstreamError, notConfigured } from './failures.js';
 import type { HealthRecorder, ObservationSource } from './health-recorder.js';
-import type { CallOutcome, Pacer } from './pacing/pacer.js';
-import type { SharedCache } from './shared-cache.js';
 import { HttpFailure, type HttpClient } from './http.js';
-import { oneLine, redactSecrets, requestSecrets, safeUrl } from './redact.js';
+import type { Pacer } from './pacing/pacer.js';
+import type { SharedCache } from './shared-cache.js';
+import { inProcessCache } from './stages/cached.js';
+import { fetchParsed } from './stages/fetch.js';
+import { unlessSuspended } from './stages/not-suspended.js';
+import { paced } from './stages/paced.js';
+import { recordCalls, type RecordDeps } from './stages/record.js';
+import { acrossProcesses } from './stages/shared.js';
 import type { ProviderSuspensions } from './suspension.js';
 import {
-  REFUSAL_STATUSES,
-  type Refusal,
   type FlowSteps,
   type Gathered,
   type GatherOptions,
@@ -22,33 +27,24 @@ import {
 } from '../providers/types.js';
 
 /*
- * The one path from search code to upstreams (`app.upstream`).
+ * The one path from search code to upstreams (`app.upstream`). A task goes through these stages,
+ * in this order, each a module of stages/ with its own tests; `run` below is the whole path:
  *
- * - call(task): refuses unconfigured providers (nothing recorded), serves the
- *   task from the per-provider cache or runs it, and records every outcome:
- *   success only for a 2xx answer whose body is the expected JSON; every
- *   failure with a safe message.
- * - gather(tasks): the tasks of one request, concurrently, under one request
- *   deadline that cancels what is still running; never rejects, and hands
+ *   configured?  a provider this instance has not configured is refused, nothing recorded
+ *   1 cached     this process's answer for the key (stages/cached.ts)
+ *   2 shared     another process's answer, or its identical call in flight (stages/shared.ts)
+ *   3 suspended? a provider that keeps failing fails at once (stages/not-suspended.ts)
+ *   4 paced      the provider's slot under its pacing and budget (stages/paced.ts)
+ *   5 fetch      the HTTP request and the adapter's parser (stages/fetch.ts)
+ *   6 record     health, suspensions and metrics (stages/record.ts)
+ *
+ * - The key of both cache levels is built from the call's own parameters (cache-key.ts).
+ * - gather(tasks): the tasks of one request, concurrently, under one request deadline that
+ *   cancels what is still running (no wait of any stage outlives it); never rejects, and hands
  *   back each task's value or its failure in task order.
- * - A flow (several dependent calls: login then search, geocode then
- *   forecast) runs its steps through the same machinery and is cached as a
- *   whole.
- * - A suspended provider (suspension.ts) is not called by searches: its
- *   tasks fail at once as `unavailable`, nothing recorded; cached answers are
- *   still served. Searches' failures feed the suspensions, every success
- *   (probes' too) lifts them.
- * - A paced provider (pacing/) waits for its slot before each real call, up
- *   to half its timeout; without one in time it sits the request out
- *   (`paced`, listed as rate_limited; `budget_exhausted` when its budget is
- *   spent), nothing recorded. Cached answers never wait.
- * - A refusal of one of the request's parameters (a 400, 404, 414 or 422 that
- *   the call's adapter reads as naming one, `ProviderCall.refusal`; any 414 or
- *   431, the request being too long, as the caller's `q`) is the
- *   request's fault, not the provider's: a failure of kind `refused`, never
- *   recorded in health nor counted toward a suspension. A refused value the
- *   caller gave is answered to the caller (`refusalErrors`); one Sift derived
- *   (its mapping to the upstream's list) is logged at warn once per cause.
+ * - A flow (several dependent calls: login then search, geocode then forecast) is cached as a
+ *   whole by stages 1-2; each of its steps runs stages 3-6 (and 1-2 only when it asks to be cached).
+ * - callAs(call, source): stages 4-6 alone (probes: uncached, whatever the suspensions say).
  */
 
 export interface RunnerLog {
@@ -64,19 +60,14 @@ export interface RunnerDeps {
   /** The level behind `cache` that every worker and instance shares (none: per process only). */
   shared?: SharedCache;
   log?: RunnerLog;
-  /** Configured secrets, scrubbed from failure text and masked out of cache keys. */
+  /** Configured secrets, scrubbed from failure text. */
   secrets?: string[];
   /** Paces and budgets calls across the deployment (none: nothing paced). */
   pacer?: Pacer;
   /** Skips providers that keep failing (none: never skipped). */
   suspensions?: ProviderSuspensions;
   /** Told of every finished call (metrics; absent when metrics are off). */
-  onCall?: (
-    provider: ProviderSlug,
-    source: ObservationSource,
-    outcome: 'ok' | UpstreamError['kind'],
-    seconds: number,
-  ) => void;
+  onCall?: RecordDeps['onCall'];
 }
 
 export interface ProviderRunner extends Upstream {
@@ -110,48 +101,87 @@ export function refusalErrors(outcomes: readonly Gathered<unknown>[]): Record<st
   return errors;
 }
 
-/**
- * A request the upstream refused for its size (414 URI Too Long; 431 from servers that count the
- * request line with the headers, whose own size Sift keeps fixed): the caller's text made it so,
- * whatever the adapter reads. The HTTP layer refuses an over-long URL the same way, unsent.
- */
-function tooLongRefusal(status: number): Refusal | null {
-  if (status !== 414 && status !== 431) return null;
-  return {
-    cause: 'caller',
-    parameter: 'q',
-    upstreamParameter: 'URL',
-    value: '',
-    message: 'The query is too long for the search providers: shorten it.',
-  };
-}
-
-/** Distinct refusals of derived values logged so far (bounded: they are Sift's own values, few by construction). */
-const MAX_LOGGED_REFUSALS = 256;
-
-function asUpstreamError(provider: ProviderSlug, err: unknown): UpstreamError {
-  if (err instanceof UpstreamError) return err;
-  if (err instanceof HttpFailure) {
-    return new UpstreamError(provider, err.kind, err.message, err.status, err.retryAfterMs);
-  }
-  return new UpstreamError(provider, 'bad_response', 'unexpected failure while reading the response');
-}
-
 export function createRunner(deps: RunnerDeps): ProviderRunner {
   const secrets = (deps.secrets ?? []).filter((s) => s.length >= 4);
-  const loggedRefusals = new Set<string>();
-  const maskedSecrets = secrets.flatMap((s) => (encodeURIComponent(s) === s ? [s] : [s, encodeURIComponent(s)]));
+  const cached = inProcessCache(deps.cache);
+  const shared = acrossProcesses(deps.shared, deps.cache);
+  const notSuspended = unlessSuspended(deps.suspensions);
+  const pacedBy = paced(deps.pacer, deps.log);
+  const record = recordCalls(deps);
+  const credentials = new Map<ProviderSlug, ReadonlySet<string>>();
 
-  /** Cache keys never hold a secret: configured credentials are masked out. */
-  function mask(text: string): string {
-    for (const s of maskedSecrets) if (text.includes(s)) text = text.split(s).join('*');
-    return text;
+  /** The whole path of one task: the stages in order. */
+  function run<T>(task: ProviderTask<T>, signal?: AbortSignal, deadlineAt?: number): Promise<T> {
+    if (!allowed(task)) return Promise.reject(notConfigured(task.provider));
+    const { provider } = task;
+    const key = isFlow(task) ? flowCacheKey(provider, task.key) : callCacheKey(task, credentialsOf(provider));
+    const ttlMs = task.cacheTtlMs ?? deps.providers.cacheTtlMs(provider);
+    const made = isFlow(task)
+      ? () => runFlow(task, signal, deadlineAt)
+      : () => callAs(task, 'query', signal, deadlineAt);
+    return cached({ key, ttlMs, size: sizeOf(task) }, () =>
+      shared(provider, key, ttlMs, { signal, deadlineAt }, () => notSuspended(provider, made)),
+    );
+  }
+
+  /** Stages 4-6: one real call, paced, fetched and recorded with `source`. */
+  function callAs<T>(
+    call: ProviderCall<T>,
+    source: ObservationSource,
+    signal?: AbortSignal,
+    deadlineAt?: number,
+  ): Promise<T> {
+    const timeoutMs = call.timeoutMs ?? deps.providers.timeoutMs(call.provider);
+    return pacedBy(call.provider, maxWaitMs(timeoutMs, source, deadlineAt), signal, async (report) => {
+      const startedAt = performance.now();
+      try {
+        const value = await fetchParsed(deps.http, call, secrets, { timeoutMs, signal, onAnswer: report });
+        record.succeeded(call.provider, source, startedAt);
+        return value;
+      } catch (err) {
+        throw record.failed(call, source, err, startedAt);
+      }
+    });
+  }
+
+  /** A flow's steps: each step through stages 3-6 (1-2 too when it asks to be cached). */
+  function runFlow<T>(flow: ProviderFlow<T>, signal?: AbortSignal, deadlineAt?: number): Promise<T> {
+    const steps: FlowSteps = {
+      call: (call) => {
+        if (!allowed(call)) return Promise.reject(notConfigured(call.provider));
+        const { provider } = call;
+        const made = () => notSuspended(provider, () => callAs(call, 'query', signal, deadlineAt));
+        // A step is cached only when it asks to be (the flow's value is cached as a whole).
+        const ttlMs = call.cacheTtlMs ?? 0;
+        if (ttlMs <= 0) return made();
+        const key = callCacheKey(call, credentialsOf(provider));
+        return cached({ key, ttlMs, size: sizeOf(call) }, () =>
+          shared(provider, key, ttlMs, { signal, deadlineAt }, made),
+        );
+      },
+      // Memos (a login token) stay in their process: never shared.
+      memo: (key, ttlMs, compute) => cached({ key: memoCacheKey(flow.provider, key), ttlMs, size: () => 256 }, compute),
+      forget: (key) => deps.cache?.delete(memoCacheKey(flow.provider, key)),
+    };
+    return flow.run(steps).catch((err: unknown) => {
+      throw asUpstreamError(flow.provider, err);
+    });
   }
 
   function allowed(task: ProviderTask<unknown>): boolean {
     const p = task.provider;
     if (deps.providers.isConfigured(p)) return true;
     return !isFlow(task) && task.ownCredential === true && !deps.providers.isDisabled(p);
+  }
+
+  /** The parameter names the provider's descriptor marks as credentials (left out of cache keys). */
+  function credentialsOf(provider: ProviderSlug): ReadonlySet<string> {
+    let names = credentials.get(provider);
+    if (!names) {
+      names = new Set(deps.providers.get(provider)?.credentialParameters ?? []);
+      credentials.set(provider, names);
+    }
+    return names;
   }
 
   /**
@@ -162,194 +192,6 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
     if (source === 'probe') return timeoutMs;
     const half = timeoutMs / 2;
     return deadlineAt === undefined ? half : Math.min(half, Math.max(0, (deadlineAt - performance.now()) / 2));
-  }
-
-  /** A slot under the provider's pacing (null: none needed); a failure to get one is never the provider's. */
-  async function admit(provider: ProviderSlug, maxWait: number, signal?: AbortSignal) {
-    if (!deps.pacer) return null;
-    try {
-      return await deps.pacer.admit(provider, maxWait, signal);
-    } catch (err) {
-      if (err instanceof UpstreamError) throw err;
-      if (err instanceof HttpFailure) throw asUpstreamError(provider, err);
-      deps.log?.warn({ provider, error: err instanceof Error ? err.message : String(err) }, 'pacing unavailable');
-      throw new UpstreamError(provider, 'paced', 'pacing could not be checked (database unavailable)');
-    }
-  }
-
-  async function callAs<T>(
-    call: ProviderCall<T>,
-    source: ObservationSource,
-    signal?: AbortSignal,
-    deadlineAt?: number,
-  ): Promise<T> {
-    const { provider } = call;
-    const timeoutMs = call.timeoutMs ?? deps.providers.timeoutMs(provider);
-    const permit = await admit(provider, maxWaitMs(timeoutMs, source, deadlineAt), signal);
-    const started = performance.now();
-    let outcome: CallOutcome;
-    try {
-      const res = await deps.http.request({
-        ...call.request,
-        timeoutMs,
-        signal,
-      });
-      outcome = res.limitHeaders ?? {};
-      const text = res.body.toString('utf8');
-      let body: unknown = text;
-      if (!call.text) {
-        try {
-          body = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-        } catch {
-          // An HTML page instead of JSON (a captive portal, a proxy's error page) says so by its type.
-          const type =
-            res.contentType && !/json/i.test(res.contentType) ? ` (content type ${oneLine(res.contentType, 60)})` : '';
-          throw new UpstreamError(provider, 'bad_response', `response is not valid JSON${type}`, res.status);
-        }
-      }
-      let value: T;
-      try {
-        value = call.parse(body);
-      } catch (err) {
-        // A parser may say precisely what is wrong (probes do).
-        if (err instanceof UpstreamError) throw err;
-        const all = [...secrets, ...requestSecrets(call.request.url, call.request.headers)];
-        const why = err instanceof Error && err.message ? `: ${oneLine(redactSecrets(err.message, all), 120)}` : '';
-        throw new UpstreamError(provider, 'bad_response', `unexpected response shape${why}`, res.status);
-      }
-      deps.recorder.record({ provider, ok: true, latencyMs: performance.now() - started, source });
-      deps.suspensions?.succeeded(provider);
-      deps.onCall?.(provider, source, 'ok', (performance.now() - started) / 1000);
-      return value;
-    } catch (err) {
-      const refused = refusalOf(call, err);
-      if (refused) {
-        deps.onCall?.(provider, source, 'refused', (performance.now() - started) / 1000);
-        throw refused;
-      }
-      const failure = asUpstreamError(provider, err);
-      deps.recorder.record({
-        provider,
-        ok: false,
-        error: failure.message,
-        latencyMs: performance.now() - started,
-        source,
-      });
-      deps.onCall?.(provider, source, failure.kind, (performance.now() - started) / 1000);
-      // Probes run whatever the suspensions say, and their failures do not extend them.
-      if (source === 'query') deps.suspensions?.failed(failure);
-      deps.log?.warn(
-        {
-          provider,
-          kind: failure.kind,
-          status: failure.status,
-          url: safeUrl(call.request.url),
-          error: failure.message,
-        },
-        'upstream call failed',
-      );
-      throw failure;
-    } finally {
-      // What the answer reported is stored before the caller goes on: its next call is paced by it.
-      await permit?.release(outcome);
-    }
-  }
-
-  /** The failure of a call whose upstream refused one of its parameters, or null for any other failure. */
-  function refusalOf(call: ProviderCall<unknown>, err: unknown): UpstreamError | null {
-    if (!(err instanceof HttpFailure) || err.status === undefined) return null;
-    let refusal: Refusal | null = null;
-    try {
-      if (call.refusal && REFUSAL_STATUSES.has(err.status)) refusal = call.refusal(err.status, err.body ?? '');
-    } catch {
-      refusal = null;
-    }
-    refusal ??= tooLongRefusal(err.status);
-    if (!refusal) return null;
-    if (refusal.cause === 'mapping') noteMappingRefusal(call, refusal, err.status);
-    const what = refusal.cause === 'caller' ? "the caller's" : 'the value Sift derived from';
-    return new UpstreamError(
-      call.provider,
-      'refused',
-      `HTTP ${err.status}: the upstream refused ${what} \`${refusal.parameter}\` (as its \`${refusal.upstreamParameter}\`)`,
-      err.status,
-      undefined,
-      refusal,
-    );
-  }
-
-  /** A refused value of Sift's own mapping is a bug to fix: said once per distinct cause, at warn. */
-  function noteMappingRefusal(call: ProviderCall<unknown>, refusal: Refusal, status: number): void {
-    const key = `${call.provider} ${refusal.upstreamParameter} ${refusal.value}`;
-    if (loggedRefusals.has(key) || loggedRefusals.size >= MAX_LOGGED_REFUSALS) return;
-    loggedRefusals.add(key);
-    deps.log?.warn(
-      {
-        provider: call.provider,
-        status,
-        parameter: refusal.upstreamParameter,
-        value: oneLine(refusal.value, 60),
-        from: refusal.parameter,
-        url: safeUrl(call.request.url),
-      },
-      `upstream refused the value Sift mapped for its parameter ${refusal.upstreamParameter}`,
-    );
-  }
-
-  /** Serves `fetch` through the cache when the task's TTL allows. */
-  function cached<T>(task: ProviderTask<T>, key: () => string, fetch: () => Promise<T>): Promise<T> {
-    const ttl = task.cacheTtlMs ?? deps.providers.cacheTtlMs(task.provider);
-    if (!deps.cache || ttl <= 0) return fetch();
-    const size = task.size ? (v: T) => task.size!(v) : estimateBytes;
-    const k = key();
-    const { shared, cache } = deps;
-    const fetchOnce = shared ? () => shared.getOrFetch(`${cache.generation} ${k}`, task.provider, ttl, fetch) : fetch;
-    return cache.getOrFetch(k, ttl, size, fetchOnce);
-  }
-
-  function callKey(call: ProviderCall<unknown>): string {
-    const { method = 'GET', url, body } = call.request;
-    return mask(body === undefined ? `${call.provider} ${method} ${url}` : `${call.provider} ${method} ${url} ${body}`);
-  }
-
-  /** Rejects at once while the provider is suspended; else runs `fetch`. */
-  function unlessSuspended<T>(provider: ProviderSlug, fetch: () => Promise<T>): Promise<T> {
-    const wait = deps.suspensions?.remainingMs(provider) ?? 0;
-    return wait > 0 ? Promise.reject(suspended(provider, wait)) : fetch();
-  }
-
-  function runFlow<T>(flow: ProviderFlow<T>, signal?: AbortSignal, deadlineAt?: number): Promise<T> {
-    const steps: FlowSteps = {
-      call: (call) => {
-        if (!allowed(call)) return Promise.reject(notConfigured(call.provider));
-        // A step is cached only when it asks to be (the flow's value is cached as a whole).
-        const uncached = call.cacheTtlMs === undefined || call.cacheTtlMs <= 0;
-        const fetch = () => callAs(call, 'query', signal, deadlineAt);
-        return unlessSuspended(call.provider, () => (uncached ? fetch() : cached(call, () => callKey(call), fetch)));
-      },
-      memo: (key, ttlMs, compute) => {
-        const k = mask(`${flow.provider} memo ${key}`);
-        if (!deps.cache) return compute();
-        return deps.cache.getOrFetch(k, ttlMs, () => 256, compute);
-      },
-      forget: (key) => deps.cache?.delete(mask(`${flow.provider} memo ${key}`)),
-    };
-    return flow.run(steps).catch((err: unknown) => {
-      throw asUpstreamError(flow.provider, err);
-    });
-  }
-
-  function run<T>(task: ProviderTask<T>, signal?: AbortSignal, deadlineAt?: number): Promise<T> {
-    if (!allowed(task)) return Promise.reject(notConfigured(task.provider));
-    if (isFlow(task)) {
-      const key = () => mask(`${task.provider} flow ${task.key}`);
-      return cached(task, key, () => unlessSuspended(task.provider, () => runFlow(task, signal, deadlineAt)));
-    }
-    return cached(
-      task,
-      () => callKey(task),
-      () => unlessSuspended(task.provider, () => callAs(task, 'query', signal, deadlineAt)),
-    );
   }
 
   async function gather<T>(tasks: readonly ProviderTask<T>[], options: GatherOptions = {}): Promise<Gathered<T>[]> {
@@ -401,11 +243,5 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
   };
 }
 
-function notConfigured(provider: ProviderSlug): UpstreamError {
-  return new UpstreamError(provider, 'not_configured', 'provider not configured on this instance');
-}
-
-function suspended(provider: ProviderSlug, remainingMs: number): UpstreamError {
-  const seconds = Math.max(1, Math.ceil(remainingMs / 1000));
-  return new UpstreamError(provider, 'suspended', `skipped while suspended after failures (${seconds} s left)`);
-}
+const sizeOf = <T>(task: ProviderTask<T>): ((value: T) => number) =>
+  task.size ? (v: T) => task.size!(v) : estimateBytes;

@@ -4,7 +4,7 @@ import type { SearchCache } from './cache.js';
 import { HealthRecorder, type HealthRecorderOptions } from './health-recorder.js';
 import { createHttpClient, type HttpClient } from './http.js';
 import { type BudgetCrossing, createPacer, type Pacer } from './pacing/pacer.js';
-import { pacingPlan, type PacingPlan } from './pacing/plan.js';
+import { isPaced, pacingPlan, type PacingPlan } from './pacing/plan.js';
 import { createProviderDirectory, PROVIDER_SLUGS, PROVIDERS } from '../providers/registry.js';
 import { createSharedCache, type SharedCache } from './shared-cache.js';
 import { createRunner, type ProviderRunner, type RunnerDeps, type RunnerLog } from './runner.js';
@@ -51,10 +51,20 @@ export function pacingPlans(config: Config, providers: ProviderDirectory): Map<P
   return new Map(PROVIDERS.map((p) => [p.slug, pacingPlan(p, config, providers.timeoutMs(p.slug))]));
 }
 
-/** Every configured secret that could reach an upstream request (scrubbed from error text and cache keys). */
+/**
+ * Every configured secret that could reach an upstream request (scrubbed from error text, and never
+ * shared in a cached answer). A key the upstream documents as public (Marginalia's `public`) is none.
+ */
 export function configSecrets(config: Config): string[] {
+  const publicValues = new Map<keyof Config, string>();
+  for (const p of PROVIDERS) {
+    for (const [name, value] of Object.entries(p.publicCredentials ?? {})) {
+      if (value !== undefined) publicValues.set(name as keyof Config, value);
+    }
+  }
   return (Object.keys(config) as (keyof Config)[])
     .filter((k) => /(_API_KEY|_PIN|_TOKEN)$/.test(k))
+    .filter((k) => publicValues.get(k) !== config[k])
     .map((k) => String(config[k] ?? ''))
     .filter(Boolean);
 }
@@ -102,6 +112,11 @@ export function createProviderServices(
           // Page contents share the cache under a name of their own, bounded by their own timeout.
           flightMs: (slug) =>
             (KNOWN_SLUGS.has(slug) ? providers.timeoutMs(slug) : config.CONTENTS_TIMEOUT_SECONDS * 1000) * 1.5 + 1000,
+          // A call saved is a slot or a unit of the upstream's allowance: always worth a lookup.
+          always: (slug) => {
+            const plan = plans.get(slug);
+            return plan !== undefined && (isPaced(plan) || plan.learnable);
+          },
           clustered: config.WORKERS > 1,
           log: options.log,
         })

@@ -10,6 +10,7 @@ export const libreTranslate: ProviderDescriptor = {
   requires: ['LIBRETRANSLATE_URL'],
   optional: ['LIBRETRANSLATE_API_KEY'],
   baseUrlVariables: ['LIBRETRANSLATE_URL'],
+  credentialParameters: ['api_key'],
   timeoutMs: 10_000,
   cacheTtlMs: 60 * 60_000,
   probe: (config) => ({

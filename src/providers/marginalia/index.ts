@@ -6,9 +6,10 @@ export const marginalia: ProviderDescriptor = {
   name: 'Marginalia',
   group: 'engine',
   monitor: 'query',
-  // `public` is Marginalia's free shared key.
   requires: ['MARGINALIA_API_KEY'],
   baseUrlVariables: ['MARGINALIA_BASE_URL'],
+  // Marginalia's free key, shared by everyone: not a secret to keep out of answers and logs.
+  publicCredentials: { MARGINALIA_API_KEY: 'public' },
   timeoutMs: 3000,
   cacheTtlMs: 60 * 60_000,
   calls: { web: { call: marginaliaCall } },

@@ -8,6 +8,7 @@ export const mojeek: ProviderDescriptor = {
   monitor: 'query',
   requires: ['MOJEEK_API_KEY'],
   baseUrlVariables: ['MOJEEK_BASE_URL'],
+  credentialParameters: ['api_key'],
   timeoutMs: 3000,
   cacheTtlMs: 60 * 60_000,
   calls: { web: { call: mojeekCall } },

@@ -10,6 +10,7 @@ export const pixabay: ProviderDescriptor = {
   monitor: 'query',
   requires: ['PIXABAY_API_KEY'],
   baseUrlVariables: ['PIXABAY_BASE_URL'],
+  credentialParameters: ['key'],
   timeoutMs: 10_000,
   cacheTtlMs: 24 * 60 * 60_000,
   // 100 requests per 60 s by default, reported on every answer: Sift stops when it reports none left.

@@ -9,6 +9,7 @@ export const stackexchange: ProviderDescriptor = {
   requires: [],
   optional: ['STACKEXCHANGE_API_KEY'],
   baseUrlVariables: ['STACKEXCHANGE_BASE_URL'],
+  credentialParameters: ['key'],
   timeoutMs: 8000,
   cacheTtlMs: 60 * 60_000,
   // 300 requests a day per IP without a key, 10,000 a day with one.

@@ -9,6 +9,7 @@ export const thetvdb: ProviderDescriptor = {
   requires: ['THETVDB_API_KEY'],
   optional: ['THETVDB_PIN'],
   baseUrlVariables: ['THETVDB_BASE_URL'],
+  credentialParameters: ['apikey', 'pin'],
   timeoutMs: 8000,
   cacheTtlMs: 60 * 60_000,
 };

@@ -8,6 +8,7 @@ export const tripadvisor: ProviderDescriptor = {
   monitor: 'query',
   requires: ['TRIPADVISOR_API_KEY'],
   baseUrlVariables: ['TRIPADVISOR_BASE_URL'],
+  credentialParameters: ['key'],
   timeoutMs: 8000,
   cacheTtlMs: 60 * 60_000,
 };

@@ -8,7 +8,10 @@ import { isPaced, type PacingPlan, spacingMs } from './plan.js';
  * from the database (acquire_provider_call, one statement) before it is
  * made, so the pacing, concurrency and budget hold across all workers and
  * instances (migrations/0013_baseline.sql). A provider nothing limits
- * costs nothing: no statement is made for it.
+ * costs nothing: no statement is made for it. The caller waits until the
+ * slot's time (the runner's paced stage) and gives the slot back when its
+ * wait is cut short (`abandon`); the report after the call is written behind
+ * it, and the next admit of the provider in this process waits for it.
  *
  * Providers that report their limits on their answers (Brave's X-RateLimit-*)
  * are paced by what they report, and on the upstream's own host by its
@@ -17,10 +20,17 @@ import { isPaced, type PacingPlan, spacingMs } from './plan.js';
  * it when an answer reports one again).
  */
 
-/** A slot taken: give it back with what the answer said. */
+/** A slot taken: give it back with what the answer said, or, for a call never made, abandon it. */
 export interface CallPermit {
-  /** Settles once what the answer reported is stored (at once when nothing is to be stored). */
+  /** How long until the slot's time, ms, for the caller to wait (absent: the slot is now). */
+  readonly waitMs?: number;
+  /**
+   * After the call. Settles once what the answer reported is stored (at once when nothing is to
+   * be stored); callers need not wait: the next admit of the provider in this process does.
+   */
   release(outcome: CallOutcome): Promise<void>;
+  /** The call was not made (its request gave up): its lease and budget unit go back at once. */
+  abandon(): Promise<void>;
 }
 
 /**
@@ -50,8 +60,9 @@ export interface PacerOptions {
 
 export interface Pacer {
   /**
-   * Waits for the provider's next slot if it comes within `maxWaitMs`; null when nothing limits
-   * the call. Rejects with UpstreamError `paced` or `budget_exhausted` (nothing is recorded).
+   * The provider's next slot if it comes within `maxWaitMs` (the permit says how long until it);
+   * null when nothing limits the call. Rejects with UpstreamError `paced` or `budget_exhausted`
+   * (nothing is recorded).
    */
   admit(provider: ProviderSlug, maxWaitMs: number, signal?: AbortSignal): Promise<CallPermit | null>;
   /** Settles the reports still being written (tests, shutdown). */
@@ -113,6 +124,8 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
   const sleep = options.sleep ?? defaultSleep;
   const known = new Map<ProviderSlug, Knowledge>();
   const writes = new Set<Promise<unknown>>();
+  /** The latest report being written per provider: this process's next call of it waits for it. */
+  const reporting = new Map<ProviderSlug, Promise<void>>();
 
   function write(p: Promise<unknown>): Promise<void> {
     const tracked = p.then(
@@ -131,7 +144,7 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
     plan: PacingPlan,
     maxWaitMs: number,
     signal?: AbortSignal,
-  ): Promise<bigint | null> {
+  ): Promise<{ lease: bigint | null; waitMs: number }> {
     const until = performance.now() + maxWaitMs;
     for (;;) {
       const left = Math.max(0, until - performance.now());
@@ -165,8 +178,7 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
             period: plan.budget.period,
           });
         }
-        if (row.wait_ms > 0) await sleep(row.wait_ms, signal);
-        return row.lease === null ? null : BigInt(row.lease);
+        return { lease: row.lease === null ? null : BigInt(row.lease), waitMs: Math.max(0, row.wait_ms) };
       }
       if (row.outcome === 'busy' && performance.now() + BUSY_RETRY_MS <= until) {
         await sleep(Math.min(BUSY_RETRY_MS, Math.max(1, row.retry_ms)), signal);
@@ -192,9 +204,31 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
     }
   }
 
-  function permit(provider: ProviderSlug, plan: PacingPlan, lease: bigint | null, viaDb: boolean): CallPermit {
+  function permit(
+    provider: ProviderSlug,
+    plan: PacingPlan,
+    lease: bigint | null,
+    viaDb: boolean,
+    waitMs = 0,
+  ): CallPermit {
     let done = false;
     return {
+      waitMs,
+      abandon() {
+        if (done) return Promise.resolve();
+        done = true;
+        if (lease === null && !plan.budget) return Promise.resolve();
+        // The unit is given back to the period of the moment (a wait never spans more than seconds).
+        return write(
+          pool.query(
+            `WITH lease AS (DELETE FROM provider_call_leases WHERE id = $2)
+             UPDATE provider_budget_usage SET calls = calls - 1
+              WHERE provider = $1 AND period = $3 AND period_start = date_trunc($3, clock_timestamp(), 'UTC')
+                AND calls > 0 AND $4`,
+            [provider, lease === null ? null : lease.toString(), plan.budget?.period ?? 'month', plan.budget !== null],
+          ),
+        );
+      },
       release(outcome) {
         if (done) return Promise.resolve();
         done = true;
@@ -222,7 +256,7 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
         if (plan.learnable && answered) known.set(provider, now);
         if (lease === null && !reported) return Promise.resolve();
         if (!viaDb && !reported) return Promise.resolve();
-        return write(
+        const written = write(
           pool.query('SELECT report_provider_call($1, $2, $3, $4, $5, $6, $7, $8)', [
             provider,
             lease === null ? null : lease.toString(),
@@ -234,6 +268,11 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
             stored.periodResetMs,
           ]),
         );
+        reporting.set(provider, written);
+        void written.then(() => {
+          if (reporting.get(provider) === written) reporting.delete(provider);
+        });
+        return written;
       },
     };
   }
@@ -241,16 +280,19 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
   async function admit(provider: ProviderSlug, maxWaitMs: number, signal?: AbortSignal): Promise<CallPermit | null> {
     const plan = options.plans.get(provider);
     if (!plan) return null;
+    // What this process's last call of the provider reported paces this one: it is stored first.
+    const pending = reporting.get(provider);
+    if (pending) await pending;
     const paced = isPaced(plan);
     if (!plan.learnable) {
       if (!paced) return null;
-      const lease = await acquire(provider, plan, maxWaitMs, signal);
-      return permit(provider, plan, lease, true);
+      const slot = await acquire(provider, plan, maxWaitMs, signal);
+      return permit(provider, plan, slot.lease, true, slot.waitMs);
     }
     const state = known.get(provider) ?? 'unknown';
     if (state === 'unlimited' && !paced) return permit(provider, plan, null, false);
-    const lease = await acquire(provider, plan, maxWaitMs, signal);
-    return permit(provider, plan, lease, true);
+    const slot = await acquire(provider, plan, maxWaitMs, signal);
+    return permit(provider, plan, slot.lease, true, slot.waitMs);
   }
 
   return {
