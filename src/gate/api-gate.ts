@@ -20,6 +20,7 @@ import {
 import { rateLimitHeader, rateLimitPolicy, retryAfterSeconds, throttledDetail } from '../limits/headers.js';
 import { monthStart, nextMonthStart } from '../limits/month.js';
 import { createUsageRefunds } from '../limits/usage.js';
+import { type CallerContext, runForCaller } from '../upstream/caller.js';
 
 /*
  * The gate every API request passes: REST under /api/v1/, MCP, and every other API a client may
@@ -35,7 +36,10 @@ import { createUsageRefunds } from '../limits/usage.js';
  *    (limits/admission.ts). Refused: 429 with Retry-After; database unreachable: 503.
  * 4. Run: the route's handler, with `request.apiCall`.
  * 5. Count: an answer that does not count (an error) gives the reserved searches back
- *    (limits/usage.ts); the key's last use is written behind (auth/last-used.ts).
+ *    (limits/usage.ts), but for the upstream calls that refused the caller's own value (the
+ *    upstream counted them: a 400 the caller pays for); the key's last use is written behind
+ *    (auth/last-used.ts). The handler runs for its caller (upstream/caller.ts): the pacer applies
+ *    the user's share of each provider's budget to the calls it makes.
  *
  * Parameter validation comes after admission, so a 401 or a 429 never becomes a 400.
  */
@@ -67,6 +71,8 @@ export type ApiCall =
       month: string;
       /** The user's searches this month after this request, when the statement read them. */
       searchesThisMonth: number | null;
+      /** Whom the handler's upstream calls are made for (their share of budgets, calls refused yet counted). */
+      caller: CallerContext;
     }
   | {
       outcome: GateRefusal;
@@ -180,6 +186,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
         rate: null,
         month: monthStart(new Date(clock?.() ?? Date.now())),
         searchesThisMonth: null,
+        caller: { userId: identity.principal.userId, refusedCalls: 0 },
       };
       return undefined;
     }
@@ -252,6 +259,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
           rate: admission.rate,
           month: decided.month,
           searchesThisMonth: admission.searchesThisMonth,
+          caller: { userId: principal.userId, refusedCalls: 0 },
         };
         return undefined;
       }
@@ -262,9 +270,22 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
   const counts = (plan: GatePlan, status: number) =>
     status < 400 || (plan.countsOnServerError === true && status >= 500);
 
+  /**
+   * The searches an answer that does not count gives back: all it reserved, but for the calls an
+   * upstream counted while refusing the caller's own value (a 400 the caller pays for).
+   */
+  const owed = (call: AdmittedCall, status: number) =>
+    status === 400 ? Math.max(0, call.plan.units - call.caller.refusedCalls) : call.plan.units;
+
   return {
     guard(scope, options) {
       scope.addHook('onRequest', (request, reply) => pass(request, reply, options));
+      // The handler runs for its caller: the upstream calls it makes know whom they are for.
+      scope.addHook('preHandler', (request, _reply, done) => {
+        const call = request.apiCall;
+        if (call?.outcome === 'admitted') runForCaller(call.caller, done);
+        else done();
+      });
       if (options.limited) {
         scope.addHook('onSend', (request, reply, payload, done) => {
           reply.header('RateLimit-Policy', policy);
@@ -277,9 +298,8 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
         const call = request.apiCall;
         if (call?.outcome === 'admitted') {
           lastUsed.touch(call.principal.keyId);
-          if (call.plan.units > 0 && !counts(call.plan, reply.statusCode)) {
-            refunds.giveBack(call.principal.userId, call.month, call.plan.units);
-          }
+          const units = counts(call.plan, reply.statusCode) ? 0 : owed(call, reply.statusCode);
+          if (units > 0) refunds.giveBack(call.principal.userId, call.month, units);
         }
         done();
       });

@@ -1,4 +1,5 @@
 import { estimateBytes, type SearchCache } from './cache.js';
+import { currentCaller } from './caller.js';
 import type { HealthRecorder, ObservationSource } from './health-recorder.js';
 import type { CallOutcome, Pacer } from './pacing/pacer.js';
 import type { SharedCache } from './shared-cache.js';
@@ -151,7 +152,7 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
   async function admit(provider: ProviderSlug, maxWait: number, signal?: AbortSignal) {
     if (!deps.pacer) return null;
     try {
-      return await deps.pacer.admit(provider, maxWait, signal);
+      return await deps.pacer.admit(provider, maxWait, signal, currentCaller()?.userId);
     } catch (err) {
       if (err instanceof UpstreamError) throw err;
       if (err instanceof HttpFailure) throw asUpstreamError(provider, err);
@@ -207,6 +208,9 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
     } catch (err) {
       const refused = refusalOf(call, err);
       if (refused) {
+        // The upstream counted the call: the caller pays for it even though it answers 400.
+        const caller = refused.callerRefused ? currentCaller() : undefined;
+        if (caller) caller.refusedCalls++;
         deps.onCall?.(provider, source, 'refused', (performance.now() - started) / 1000);
         throw refused;
       }

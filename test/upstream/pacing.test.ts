@@ -76,10 +76,12 @@ describe('PROVIDER_LIMITS', () => {
     const lifted = pacingPlan(nominatim, parseConfig({ PROVIDER_LIMITS: 'provider_13 rate=off' }), 6000);
     expect(lifted.intervalMs).toBeNull();
     const se = descriptorOf('provider_12');
-    expect(pacingPlan(se, parseConfig({}), 8000).budget).toEqual({ period: 'day', calls: 300 });
+    // A user's searches may spend 10 % of a budget by default.
+    expect(pacingPlan(se, parseConfig({}), 8000).budget).toEqual({ period: 'day', calls: 300, perUser: 30 });
     expect(pacingPlan(se, parseConfig({ STACKEXCHANGE_API_KEY: 'k' }), 8000).budget).toEqual({
       period: 'day',
       calls: 10_000,
+      perUser: 1000,
     });
   });
 });
@@ -104,6 +106,9 @@ describe('the shared pacer', () => {
   it('spaces the calls of a paced provider and lets those without a slot in time sit out, unrecorded', async () => {
     const s = services({ PROVIDER_LIMITS: 'provider_06 rate=4/s' });
     try {
+      // The pool's connections opened first: a call whose slot passes while its process is busy
+      // opening them leaves too late for its slot and takes a later one.
+      await Promise.all(Array.from({ length: 6 }, () => db.pool.query('SELECT 1')));
       // Six at once, each may wait half of a 1 s deadline: slots at 0, 250 and 500 ms fit, the rest do not.
       const out = await s.runner.gather(
         ['a', 'b', 'c', 'd', 'e', 'f'].map((q) => call(q)),
@@ -272,7 +277,7 @@ describe('budgets on show', () => {
       expect('limits' in wikipedia).toBe(false);
 
       const views = await a.app.health.limits();
-      expect(limitsText(views.get('provider_06'))).toBe('Budget: 3 of 10 calls this month (30 %)');
+      expect(limitsText(views.get('provider_06'))).toBe('Budget: 3 of 10 calls this month (30 %) · at most 1 per user');
 
       const metrics = await a.app.inject({ url: '/metrics' });
       expect(metrics.body).toContain('sift_provider_budget_calls{provider="provider_06",period="month",kind="used"} 3');

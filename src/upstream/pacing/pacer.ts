@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { LimitHeaders } from '../http.js';
 import { type ProviderSlug, type ReportedLimits, UpstreamError, type LimitsReport } from '../../providers/types.js';
+import { createLeaseSignals } from './lease-signals.js';
 import { isPaced, type PacingPlan, spacingMs } from './plan.js';
 
 /*
@@ -17,10 +18,12 @@ import { isPaced, type PacingPlan, spacingMs } from './plan.js';
  * it when an answer reports one again).
  */
 
-/** A slot taken: give it back with what the answer said. */
+/** A slot taken: give it back with what the answer said, or, for a call never made, abandon it. */
 export interface CallPermit {
   /** Settles once what the answer reported is stored (at once when nothing is to be stored). */
   release(outcome: CallOutcome): Promise<void>;
+  /** The call was not made (its request gave up): its lease, budget unit and rate slot go back at once. */
+  abandon(): Promise<void>;
 }
 
 /**
@@ -37,6 +40,8 @@ export interface BudgetCrossing {
   calls: number;
   budget: number;
   period: 'month' | 'day';
+  /** The user who spent the most of it this period, and how many calls (null: calls made for no user). */
+  topUser: { name: string; calls: number } | null;
 }
 
 export interface PacerOptions {
@@ -51,11 +56,15 @@ export interface PacerOptions {
 export interface Pacer {
   /**
    * Waits for the provider's next slot if it comes within `maxWaitMs`; null when nothing limits
-   * the call. Rejects with UpstreamError `paced` or `budget_exhausted` (nothing is recorded).
+   * the call. `user`: whose search makes the call (their share of a budget applies; none for
+   * probes). Rejects with UpstreamError `paced` or `budget_exhausted` (nothing is recorded), or
+   * with the signal's reason when it aborts the wait (the slot is given back).
    */
-  admit(provider: ProviderSlug, maxWaitMs: number, signal?: AbortSignal): Promise<CallPermit | null>;
+  admit(provider: ProviderSlug, maxWaitMs: number, signal?: AbortSignal, user?: number): Promise<CallPermit | null>;
   /** Settles the reports still being written (tests, shutdown). */
   settled(): Promise<void>;
+  /** Settles the reports and stops listening for freed leases. */
+  close(): Promise<void>;
 }
 
 /** Reported limits turned into what the database stores. */
@@ -70,8 +79,16 @@ interface Stored {
 /** A margin on reported rates: requests spaced exactly at the limit can arrive closer than sent. */
 const REPORTED_MARGIN = 1.05;
 const REPORTED_SLACK_MS = 100;
-const BUSY_RETRY_MS = 50;
 const SPACED_WINDOW_SECONDS = 10;
+/**
+ * A configured rate must hold in every sliding window at the upstream, yet a call leaves a little
+ * after its slot (the statement's way back, timers): a call later than LATE_TOLERANCE_MS past its
+ * slot takes a new one, and slots are spaced by the rate's interval plus that tolerance and a
+ * margin for the way to the upstream, so two calls never arrive closer than the interval.
+ */
+const LATE_TOLERANCE_MS = 25;
+const ARRIVAL_MARGIN_MS = 5;
+const spaced = (ms: number | null) => (ms === null ? null : ms + LATE_TOLERANCE_MS + ARRIVAL_MARGIN_MS);
 
 export function storedReport(limits: ReportedLimits | null): Stored {
   const rate = limits?.rate;
@@ -113,6 +130,7 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
   const sleep = options.sleep ?? defaultSleep;
   const known = new Map<ProviderSlug, Knowledge>();
   const writes = new Set<Promise<unknown>>();
+  const signals = createLeaseSignals(pool, options.log);
 
   function write(p: Promise<unknown>): Promise<void> {
     const tracked = p.then(
@@ -126,35 +144,82 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
     return tracked;
   }
 
+  /** What acquire_provider_call answers. */
+  interface AcquireRow {
+    outcome: string;
+    wait_ms: number;
+    lease: string | null;
+    calls: string | null;
+    crossed: number;
+    retry_ms: number;
+    slot_ms: number | null;
+    next_slot: number | null;
+    period_start: Date | null;
+    top_user: string | null;
+    top_calls: string | null;
+    queued_ms: number;
+  }
+
+  /** What a call that took a slot holds, to give back if it is never made. */
+  interface Ticket {
+    lease: bigint | null;
+    slotMs: number;
+    nextSlot: number | null;
+    periodStart: Date | null;
+  }
+
+  function abandonTicket(provider: ProviderSlug, plan: PacingPlan, ticket: Ticket, user?: number): Promise<void> {
+    if (ticket.lease !== null) signals.freed(provider);
+    if (ticket.lease === null && ticket.nextSlot === null && ticket.periodStart === null) return Promise.resolve();
+    return write(
+      pool.query('SELECT abandon_provider_call($1, $2, $3, $4, $5, $6, $7)', [
+        provider,
+        ticket.lease === null ? null : ticket.lease.toString(),
+        ticket.slotMs,
+        ticket.nextSlot,
+        plan.budget?.period ?? null,
+        ticket.periodStart,
+        user ?? null,
+      ]),
+    );
+  }
+
   async function acquire(
     provider: ProviderSlug,
     plan: PacingPlan,
     maxWaitMs: number,
     signal?: AbortSignal,
-  ): Promise<bigint | null> {
+    user?: number,
+  ): Promise<Ticket> {
     const until = performance.now() + maxWaitMs;
     for (;;) {
-      const left = Math.max(0, until - performance.now());
-      const { rows } = await pool.query<{
-        outcome: string;
-        wait_ms: number;
-        lease: string | null;
-        calls: string | null;
-        crossed: number;
-        retry_ms: number;
-      }>('SELECT * FROM acquire_provider_call($1, $2, $3, $4, $5, $6, $7, $8, $9)', [
-        provider,
-        plan.intervalMs,
-        plan.explicitRate,
-        // Used by the database only while the upstream has reported nothing.
-        plan.provisionalMs,
-        plan.concurrency,
-        plan.holdMs,
-        plan.budget?.period ?? null,
-        plan.budget?.calls ?? null,
-        left,
-      ]);
-      const row = rows[0]!;
+      // Timed from when the statement leaves, not while it waits for a connection of the pool.
+      const client = await pool.connect();
+      let asked: number;
+      let row: AcquireRow;
+      try {
+        asked = performance.now();
+        const { rows } = await client.query<AcquireRow>(
+          'SELECT * FROM acquire_provider_call($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)',
+          [
+            provider,
+            spaced(plan.intervalMs),
+            plan.explicitRate,
+            // Used by the database only while the upstream has reported nothing.
+            spaced(plan.provisionalMs),
+            plan.concurrency,
+            plan.holdMs,
+            plan.budget?.period ?? null,
+            plan.budget?.calls ?? null,
+            user ?? null,
+            plan.budget?.perUser ?? null,
+            Math.max(0, until - asked),
+          ],
+        );
+        row = rows[0]!;
+      } finally {
+        client.release();
+      }
       if (row.outcome === 'ok') {
         if (row.crossed > 0 && plan.budget) {
           options.onBudgetCrossed?.({
@@ -163,13 +228,38 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
             calls: Number(row.calls),
             budget: plan.budget.calls,
             period: plan.budget.period,
+            topUser: row.top_user === null ? null : { name: row.top_user, calls: Number(row.top_calls) },
           });
         }
-        if (row.wait_ms > 0) await sleep(row.wait_ms, signal);
-        return row.lease === null ? null : BigInt(row.lease);
+        const ticket: Ticket = {
+          lease: row.lease === null ? null : BigInt(row.lease),
+          slotMs: row.slot_ms ?? 0,
+          nextSlot: row.next_slot,
+          periodStart: row.period_start,
+        };
+        // The slot's time here: the statement decided `queued_ms` after it was sent, and the slot is
+        // `wait_ms` after that (early by at most the statement's way there, which the margin covers).
+        const slotAt = asked + row.queued_ms + row.wait_ms;
+        try {
+          // One timed wait until the slot.
+          const wait = slotAt - performance.now();
+          if (wait > 0) await sleep(wait, signal);
+          signal?.throwIfAborted();
+        } catch (err) {
+          await abandonTicket(provider, plan, ticket, user);
+          throw err;
+        }
+        // A call leaving later than the tolerance past its slot could crowd the next one: it takes a new slot.
+        const late = performance.now() - slotAt;
+        if (ticket.nextSlot === null || late <= LATE_TOLERANCE_MS) return ticket;
+        await abandonTicket(provider, plan, ticket, user);
+        if (performance.now() < until) continue;
+        throw new UpstreamError(provider, 'paced', "no free slot under the provider's pacing in time", undefined, 1);
       }
-      if (row.outcome === 'busy' && performance.now() + BUSY_RETRY_MS <= until) {
-        await sleep(Math.min(BUSY_RETRY_MS, Math.max(1, row.retry_ms)), signal);
+      const answered = performance.now();
+      if (row.outcome === 'busy' && answered < until) {
+        // One wait: until a lease frees (any process), the oldest one expires, or the wait's bound.
+        await signals.wait(provider, Math.min(until - answered, Math.max(1, row.retry_ms)), signal);
         continue;
       }
       const seconds = Math.max(1, Math.ceil(row.retry_ms / 1000));
@@ -178,6 +268,15 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
           provider,
           'budget_exhausted',
           `budget of calls spent for this period (${seconds} s until it renews)`,
+          undefined,
+          row.retry_ms,
+        );
+      }
+      if (row.outcome === 'user_budget_exhausted') {
+        throw new UpstreamError(
+          provider,
+          'budget_exhausted',
+          `this user's share of the budget of calls is spent for this period (${seconds} s until it renews)`,
           undefined,
           row.retry_ms,
         );
@@ -192,9 +291,21 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
     }
   }
 
-  function permit(provider: ProviderSlug, plan: PacingPlan, lease: bigint | null, viaDb: boolean): CallPermit {
+  function permit(
+    provider: ProviderSlug,
+    plan: PacingPlan,
+    ticket: Ticket | null,
+    viaDb: boolean,
+    user?: number,
+  ): CallPermit {
     let done = false;
+    const lease = ticket?.lease ?? null;
     return {
+      abandon() {
+        if (done) return Promise.resolve();
+        done = true;
+        return ticket ? abandonTicket(provider, plan, ticket, user) : Promise.resolve();
+      },
       release(outcome) {
         if (done) return Promise.resolve();
         done = true;
@@ -220,6 +331,7 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
         // it is stored when it paces, or when it is news (the upstream's own count shows on /status).
         const reported = plan.learnable && answered && (now === 'limited' || before !== 'unlimited');
         if (plan.learnable && answered) known.set(provider, now);
+        if (lease !== null) signals.freed(provider);
         if (lease === null && !reported) return Promise.resolve();
         if (!viaDb && !reported) return Promise.resolve();
         return write(
@@ -238,25 +350,35 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
     };
   }
 
-  async function admit(provider: ProviderSlug, maxWaitMs: number, signal?: AbortSignal): Promise<CallPermit | null> {
+  async function admit(
+    provider: ProviderSlug,
+    maxWaitMs: number,
+    signal?: AbortSignal,
+    user?: number,
+  ): Promise<CallPermit | null> {
     const plan = options.plans.get(provider);
     if (!plan) return null;
     const paced = isPaced(plan);
     if (!plan.learnable) {
       if (!paced) return null;
-      const lease = await acquire(provider, plan, maxWaitMs, signal);
-      return permit(provider, plan, lease, true);
+      const ticket = await acquire(provider, plan, maxWaitMs, signal, user);
+      return permit(provider, plan, ticket, true, user);
     }
     const state = known.get(provider) ?? 'unknown';
-    if (state === 'unlimited' && !paced) return permit(provider, plan, null, false);
-    const lease = await acquire(provider, plan, maxWaitMs, signal);
-    return permit(provider, plan, lease, true);
+    if (state === 'unlimited' && !paced) return permit(provider, plan, null, false, user);
+    const ticket = await acquire(provider, plan, maxWaitMs, signal, user);
+    return permit(provider, plan, ticket, true, user);
   }
 
+  const settled = async () => {
+    while (writes.size > 0) await Promise.all([...writes]);
+  };
   return {
     admit,
-    async settled() {
-      while (writes.size > 0) await Promise.all([...writes]);
+    settled,
+    async close() {
+      await settled();
+      await signals.close();
     },
   };
 }

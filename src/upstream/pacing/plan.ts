@@ -1,5 +1,5 @@
 import type { Config } from '../../config/index.js';
-import type { ProviderLimitsSetting } from '../../config/provider-limits.js';
+import { DEFAULT_USER_SHARE_PERCENT, type ProviderLimitsSetting } from '../../config/provider-limits.js';
 import type { ProviderDescriptor } from '../../providers/types.js';
 
 /*
@@ -12,6 +12,8 @@ import type { ProviderDescriptor } from '../../providers/types.js';
 export interface Budget {
   period: 'month' | 'day';
   calls: number;
+  /** The calls one user's searches may make of it this period (null: no share, one pool). */
+  perUser: number | null;
 }
 
 export interface PacingPlan {
@@ -69,13 +71,15 @@ export function pacingPlan(descriptor: ProviderDescriptor, config: Config, timeo
     usedTerms = true;
   }
 
-  let budget: Budget | null = null;
-  if (setting.month) budget = { period: 'month', calls: setting.month };
-  else if (setting.day) budget = { period: 'day', calls: setting.day };
+  let pool: Omit<Budget, 'perUser'> | null = null;
+  if (setting.month) pool = { period: 'month', calls: setting.month };
+  else if (setting.day) pool = { period: 'day', calls: setting.day };
   else if (setting.month === undefined && setting.day === undefined && terms?.budget) {
-    budget = terms.budget(config);
-    if (budget) usedTerms = true;
+    pool = terms.budget(config);
+    if (pool) usedTerms = true;
   }
+  const share = setting.userShare === undefined ? DEFAULT_USER_SHARE_PERCENT : setting.userShare;
+  const budget: Budget | null = pool && { ...pool, perUser: userAllowance(pool.calls, share) };
 
   const report = descriptor.limitsReport;
   // The lowest plan's rate binds the upstream's own host, as its terms do.
@@ -90,6 +94,12 @@ export function pacingPlan(descriptor: ProviderDescriptor, config: Config, timeo
     holdMs: timeoutMs + 5000,
     source: usedTerms ? (terms?.source ?? '') : '',
   };
+}
+
+/** A user's calls of a budget under a share (%): at least one, and none when the share is the whole. */
+export function userAllowance(calls: number, sharePercent: number | null): number | null {
+  if (sharePercent === null || sharePercent >= 100) return null;
+  return Math.max(1, Math.floor((calls * sharePercent) / 100));
 }
 
 /** Whether every call must pass the shared pacer (a statement per call); else only learnable answers are read. */
