@@ -7,6 +7,8 @@
 -- - acquire_provider_call reads the database's clock once it holds the provider's row, so a
 --   statement that queued for the lock does not take a slot in the past (calls closer than their
 --   spacing, issue 68 doubt 7).
+-- - acquire_provider_call commits without waiting for the WAL's flush: a call is timed from its
+--   answer, and a flush under load takes longer than the rate's margin.
 -- - abandon_provider_call: a call that was given a slot and never made (the request's deadline or
 --   abort cut its wait) gives back at once its lease, its budget unit and, when no later slot was
 --   handed out since, its rate slot (issue 68 doubt 3).
@@ -81,6 +83,9 @@ DECLARE
   top_name text;
   top_n    bigint;
 BEGIN
+  -- The caller leaves at its slot, timed from this answer: it must not wait for the WAL's flush to
+  -- disk (a database crash may forget the last fraction of a second of counted calls).
+  PERFORM set_config('synchronous_commit', 'off', true);
   INSERT INTO provider_pacing (provider) VALUES (p_provider) ON CONFLICT DO NOTHING;
   SELECT * INTO r FROM provider_pacing p WHERE p.provider = p_provider FOR UPDATE;
   -- Now, once the row is ours: a statement that waited for the lock must not take a past slot.

@@ -279,8 +279,7 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
       calls: Number(row.budget_calls),
       budget: Number(row.budget_limit),
       period: row.budget_period === 'day' ? 'day' : 'month',
-      spender:
-        row.budget_top_user === null ? null : { user: row.budget_top_user, calls: Number(row.budget_top_calls) },
+      spender: row.budget_top_user === null ? null : { user: row.budget_top_user, calls: Number(row.budget_top_calls) },
       at: row.changed_at.toISOString(),
     };
   }

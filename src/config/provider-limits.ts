@@ -31,7 +31,13 @@ export interface ProviderLimitsSetting {
 const SLUG = /^(provider_\d{2}|weather|currency|translate)$/;
 const KEYS = ['rate', 'concurrency', 'month', 'day', 'user_share'] as const;
 type Key = (typeof KEYS)[number];
-const FIELD = { rate: 'rate', concurrency: 'concurrency', month: 'month', day: 'day', user_share: 'userShare' } as const;
+const FIELD = {
+  rate: 'rate',
+  concurrency: 'concurrency',
+  month: 'month',
+  day: 'day',
+  user_share: 'userShare',
+} as const;
 
 /** The parsed variable, or an error message naming the entry at fault. */
 export function parseProviderLimits(text: string): Record<string, ProviderLimitsSetting> | string {

@@ -314,7 +314,8 @@ export const statusLimitsSchema = z.object({
       used: z.number().int().meta({ description: 'Calls made this period (UTC), by every instance.' }),
       resets_at: z.string().meta({ description: 'ISO 8601 UTC: when the period ends.' }),
       per_user: z.number().int().nullable().meta({
-        description: "Calls one user's searches may make of it this period (PROVIDER_LIMITS user_share); null: no share.",
+        description:
+          "Calls one user's searches may make of it this period (PROVIDER_LIMITS user_share); null: no share.",
       }),
     })
     .nullable()

@@ -80,15 +80,8 @@ interface Stored {
 const REPORTED_MARGIN = 1.05;
 const REPORTED_SLACK_MS = 100;
 const SPACED_WINDOW_SECONDS = 10;
-/**
- * A configured rate must hold in every sliding window at the upstream, yet a call leaves a little
- * after its slot (the statement's way back, timers): a call later than LATE_TOLERANCE_MS past its
- * slot takes a new one, and slots are spaced by the rate's interval plus that tolerance and a
- * margin for the way to the upstream, so two calls never arrive closer than the interval.
- */
-const LATE_TOLERANCE_MS = 25;
-const ARRIVAL_MARGIN_MS = 5;
-const spaced = (ms: number | null) => (ms === null ? null : ms + LATE_TOLERANCE_MS + ARRIVAL_MARGIN_MS);
+/** A call leaving later than this past its slot takes a new one (plan.ts: SLOT_MARGIN_MS covers it). */
+const LATE_TOLERANCE_MS = 50;
 
 export function storedReport(limits: ReportedLimits | null): Stored {
   const rate = limits?.rate;
@@ -203,10 +196,10 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
           'SELECT * FROM acquire_provider_call($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)',
           [
             provider,
-            spaced(plan.intervalMs),
+            plan.slotMs,
             plan.explicitRate,
             // Used by the database only while the upstream has reported nothing.
-            spaced(plan.provisionalMs),
+            plan.provisionalMs,
             plan.concurrency,
             plan.holdMs,
             plan.budget?.period ?? null,

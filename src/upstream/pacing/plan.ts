@@ -17,15 +17,17 @@ export interface Budget {
 }
 
 export interface PacingPlan {
-  /** Spacing between two calls, ms (none: not paced by a rate). */
+  /** The rate's interval between two calls, ms (none: not paced by a rate). */
   intervalMs: number | null;
+  /** What the pacer spaces slots by: the interval with the rate's share of SLOT_MARGIN_MS, ms. */
+  slotMs: number | null;
   /** The operator set the rate: what the upstream reports may slow it, never speed it up. */
   explicitRate: boolean;
   concurrency: number | null;
   budget: Budget | null;
   /** The upstream reports its limits on its answers (pace by them). */
   learnable: boolean;
-  /** Spacing until the upstream has reported anything (its lowest plan), ms. */
+  /** Slot spacing until the upstream has reported anything (its lowest plan, with its margin), ms. */
   provisionalMs: number | null;
   /** How long a call may hold a concurrency slot at most (its timeout, and a margin), ms. */
   holdMs: number;
@@ -35,6 +37,17 @@ export interface PacingPlan {
 
 export const spacingMs = (rate: { limit: number; windowSeconds: number }): number =>
   (rate.windowSeconds * 1000) / rate.limit;
+
+/**
+ * A rate must hold in every sliding window at the upstream, yet a call leaves up to the pacer's
+ * LATE_TOLERANCE_MS after its slot and takes a little longer than another on its way there (a busy
+ * event loop, a new connection). The slots of one window share this margin: `limit` calls spaced by
+ * the interval plus margin / limit span the window plus the margin.
+ */
+export const SLOT_MARGIN_MS = 150;
+
+export const slotSpacingMs = (rate: { limit: number; windowSeconds: number }): number =>
+  spacingMs(rate) + SLOT_MARGIN_MS / rate.limit;
 
 function hostOf(url: string): string {
   try {
@@ -57,12 +70,9 @@ export function pacingPlan(descriptor: ProviderDescriptor, config: Config, timeo
   const terms = termsApply(descriptor, config) ? descriptor.terms : undefined;
   let usedTerms = false;
 
-  let intervalMs: number | null = null;
-  if (setting.rate) intervalMs = spacingMs({ limit: setting.rate.limit, windowSeconds: setting.rate.windowSeconds });
-  else if (setting.rate === undefined && terms?.rate) {
-    intervalMs = spacingMs(terms.rate);
-    usedTerms = true;
-  }
+  const rate = setting.rate ? setting.rate : setting.rate === undefined ? terms?.rate : undefined;
+  if (!setting.rate && rate) usedTerms = true;
+  const intervalMs = rate ? spacingMs(rate) : null;
 
   let concurrency: number | null = null;
   if (setting.concurrency) concurrency = setting.concurrency;
@@ -86,11 +96,12 @@ export function pacingPlan(descriptor: ProviderDescriptor, config: Config, timeo
   const provisional = setting.rate === null || !terms ? undefined : report?.untilReported;
   return {
     intervalMs,
+    slotMs: rate ? slotSpacingMs(rate) : null,
     explicitRate: Boolean(setting.rate),
     concurrency,
     budget,
     learnable: report !== undefined,
-    provisionalMs: provisional ? spacingMs(provisional) : null,
+    provisionalMs: provisional ? slotSpacingMs(provisional) : null,
     holdMs: timeoutMs + 5000,
     source: usedTerms ? (terms?.source ?? '') : '',
   };
