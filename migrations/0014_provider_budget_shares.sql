@@ -12,6 +12,8 @@
 -- - abandon_provider_call: a call that was given a slot and never made (the request's deadline or
 --   abort cut its wait) gives back at once its lease, its budget unit and, when no later slot was
 --   handed out since, its rate slot (issue 68 doubt 3).
+-- - provider_budget_usage.announced: the 80 % and 100 % notices stay one per share and period even
+--   when the unit that crossed a share is given back and taken again.
 -- - A freed lease is announced on the `sift_pacing` channel (payload: the provider), so a call
 --   waiting for a concurrency slot waits for that or its deadline, never polling.
 
@@ -24,6 +26,10 @@ CREATE TABLE provider_budget_users (
   PRIMARY KEY (provider, period, period_start, user_id)
 );
 CREATE INDEX provider_budget_users_user ON provider_budget_users (user_id);
+
+-- The highest share of the budget (80, 100) already announced this period: a unit given back and
+-- taken again never announces a share twice.
+ALTER TABLE provider_budget_usage ADD COLUMN announced integer NOT NULL DEFAULT 0;
 
 -- The budget alert names the user who spent the most of the budget this period.
 ALTER TABLE alert_outbox
@@ -160,7 +166,12 @@ BEGIN
       VALUES (p_provider, p_period, start_at, p_user, 1)
       ON CONFLICT ON CONSTRAINT provider_budget_users_pkey DO UPDATE SET calls = b.calls + 1;
     END IF;
-    share := CASE WHEN used = p_budget THEN 100 WHEN used = ceil(p_budget * 0.8) THEN 80 ELSE 0 END;
+    share := CASE WHEN used >= p_budget THEN 100 WHEN used >= ceil(p_budget * 0.8) THEN 80 ELSE 0 END;
+    UPDATE provider_budget_usage u SET announced = share
+     WHERE u.provider = p_provider AND u.period = p_period AND u.period_start = start_at AND u.announced < share;
+    IF NOT FOUND THEN
+      share := 0;
+    END IF;
     IF share > 0 THEN
       SELECT u.username, b.calls INTO top_name, top_n
         FROM provider_budget_users b JOIN users u ON u.id = b.user_id

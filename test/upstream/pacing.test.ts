@@ -196,6 +196,25 @@ describe('the shared pacer', () => {
     }
   });
 
+  it('announces a share of the budget once even when the call that crossed it gave its unit back', async () => {
+    const crossings: BudgetCrossing[] = [];
+    const s = services({ PROVIDER_LIMITS: 'provider_06 rate=2/s day=5' }, (c) => crossings.push(c));
+    try {
+      for (const q of ['a', 'b', 'c']) await s.runner.callAs(call(q), 'probe');
+      // The fourth call takes 80 % and waits for its slot; its request gives up, and the unit goes back.
+      const gaveUp = new AbortController();
+      const waiting = s.runner.callAs(call('d'), 'query', gaveUp.signal);
+      gaveUp.abort(new HttpFailure('timeout', 'request deadline'));
+      await expect(waiting).rejects.toThrow('request deadline');
+      await s.runner.callAs(call('e'), 'probe');
+      expect(crossings.map((c) => [c.percent, c.calls])).toEqual([[80, 4]]);
+      const { rows } = await db.pool.query("SELECT calls FROM provider_budget_usage WHERE provider = 'provider_06'");
+      expect(rows).toEqual([{ calls: '4' }]);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('lets a call waiting for a concurrency slot go as soon as another process frees it', async () => {
     let release: () => void = () => {};
     const gate = new Promise<void>((r) => (release = r));
