@@ -7,9 +7,16 @@ import { isPaced, type PacingPlan, spacingMs } from './plan.js';
 /*
  * The shared pacer: every upstream call of a paced provider takes a slot
  * from the database (acquire_provider_call, one statement) before it is
- * made, so the pacing, concurrency and budget hold across all workers and
- * instances (migrations/0012_upstream_pacing.sql). A provider nothing limits
- * costs nothing: no statement is made for it.
+ * made, so the pacing, concurrency and budget (and each user's share of it)
+ * hold across all workers and instances (migrations/0012_upstream_pacing.sql,
+ * 0014_provider_budget_shares.sql). A provider nothing limits costs nothing:
+ * no statement is made for it.
+ *
+ * A call waits once: until its slot (the statement says when), or for a
+ * freed lease when the provider's concurrency is taken (lease-signals.ts),
+ * never past its bound. A wait cut short by its request gives the slot back
+ * at once (abandon_provider_call): its lease, its budget unit, and its rate
+ * slot when no later one was handed out.
  *
  * Providers that report their limits on their answers (Brave's X-RateLimit-*)
  * are paced by what they report, and on the upstream's own host by its
@@ -210,8 +217,11 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
           ],
         );
         row = rows[0]!;
-      } finally {
         client.release();
+      } catch (err) {
+        // A client whose statement failed may be broken: it leaves the pool.
+        client.release(true);
+        throw err;
       }
       if (row.outcome === 'ok') {
         if (row.crossed > 0 && plan.budget) {
