@@ -252,12 +252,19 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
           await abandonTicket(provider, plan, ticket, user);
           throw err;
         }
-        // A call leaving later than the tolerance past its slot could crowd the next one: it takes a new slot.
+        // A call leaving later than the tolerance past its slot could crowd the next one: it gives the
+        // slot back and sits the request out (asking again would add statements when the process is
+        // already too busy to keep its slots).
         const late = performance.now() - slotAt;
         if (ticket.nextSlot === null || late <= LATE_TOLERANCE_MS) return ticket;
         await abandonTicket(provider, plan, ticket, user);
-        if (performance.now() < until) continue;
-        throw new UpstreamError(provider, 'paced', "no free slot under the provider's pacing in time", undefined, 1);
+        throw new UpstreamError(
+          provider,
+          'paced',
+          'too busy to make the call in its slot under the pacing',
+          undefined,
+          1,
+        );
       }
       const answered = performance.now();
       if (row.outcome === 'busy' && answered < until) {
