@@ -87,7 +87,7 @@ interface Stored {
 const REPORTED_MARGIN = 1.05;
 const REPORTED_SLACK_MS = 100;
 const SPACED_WINDOW_SECONDS = 10;
-/** A call leaving later than this past its slot takes a new one (plan.ts: SLOT_MARGIN_MS covers it). */
+/** A call leaving later than this past its slot gives it back and sits out (plan.ts: SLOT_MARGIN_MS covers it). */
 const LATE_TOLERANCE_MS = 50;
 
 export function storedReport(limits: ReportedLimits | null): Stored {
