@@ -14,6 +14,8 @@
 --   handed out since, its rate slot (issue 68 doubt 3).
 -- - provider_budget_usage.announced: the 80 % and 100 % notices stay one per share and period even
 --   when the unit that crossed a share is given back and taken again.
+-- - reslot_provider_call: a call too late for its slot (its process was busy) takes a later one in
+--   one statement, keeping its lease and budget unit.
 -- - A freed lease is announced on the `sift_pacing` channel (payload: the provider), so a call
 --   waiting for a concurrency slot waits for that or its deadline, never polling.
 
@@ -251,4 +253,37 @@ BEGIN
     period_reset_at   = t + p_period_reset_ms,
     hold_until        = greatest(p.hold_until, t + coalesce(p_rate_spent_ms, '-infinity'))
   WHERE p.provider = p_provider;
+END $$;
+
+-- A call too late for its slot (its process was busy) takes a later one, keeping its lease and its
+-- budget unit: its slot goes back when no later one was handed out since, and the new one is the
+-- next free slot, or none (NULL wait_ms) when it is more than p_max_wait_ms away.
+CREATE FUNCTION reslot_provider_call(
+  p_provider    text,
+  p_slot_ms     float8,
+  p_next_slot   float8,
+  p_max_wait_ms float8
+) RETURNS TABLE (wait_ms float8, slot_ms float8, next_slot float8, queued_ms float8)
+LANGUAGE plpgsql AS $$
+DECLARE
+  t0      float8 := pacing_now();
+  t       float8;
+  r       provider_pacing;
+  spacing float8 := p_next_slot - p_slot_ms;
+  slot    float8;
+BEGIN
+  PERFORM set_config('synchronous_commit', 'off', true);
+  SELECT * INTO r FROM provider_pacing p WHERE p.provider = p_provider FOR UPDATE;
+  t := pacing_now();
+  IF r.next_slot = p_next_slot THEN
+    r.next_slot := p_slot_ms;
+  END IF;
+  slot := greatest(t, r.hold_until, r.next_slot);
+  IF slot - t > p_max_wait_ms THEN
+    UPDATE provider_pacing p SET next_slot = r.next_slot WHERE p.provider = p_provider;
+    RETURN QUERY SELECT NULL::float8, NULL::float8, NULL::float8, t - t0;
+    RETURN;
+  END IF;
+  UPDATE provider_pacing p SET next_slot = slot + spacing WHERE p.provider = p_provider;
+  RETURN QUERY SELECT slot - t, slot, slot + spacing, t - t0;
 END $$;

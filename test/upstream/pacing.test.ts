@@ -108,7 +108,8 @@ describe('the shared pacer', () => {
     const s = services({ PROVIDER_LIMITS: 'provider_06 rate=4/s' });
     try {
       // Six at once, each may wait half of a 1 s deadline: slots 250 ms apart and a margin (plan.ts),
-      // so those at 0 and 287.5 ms fit, the rest do not (a call too late for its slot sits out).
+      // so those at 0 and 287.5 ms fit, the rest do not (a call too late for its slot takes a later
+      // one, which may not fit).
       const out = await s.runner.gather(
         ['a', 'b', 'c', 'd', 'e', 'f'].map((q) => call(q)),
         { deadlineMs: 1000 },

@@ -87,7 +87,7 @@ interface Stored {
 const REPORTED_MARGIN = 1.05;
 const REPORTED_SLACK_MS = 100;
 const SPACED_WINDOW_SECONDS = 10;
-/** A call leaving later than this past its slot gives it back and sits out (plan.ts: SLOT_MARGIN_MS covers it). */
+/** A call leaving later than this past its slot takes a later one (plan.ts: SLOT_MARGIN_MS covers it). */
 const LATE_TOLERANCE_MS = 50;
 
 export function storedReport(limits: ReportedLimits | null): Stored {
@@ -184,6 +184,29 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
     );
   }
 
+  /** A later slot for a call too late for its own (updates the ticket); null when none is in time. */
+  async function reslot(provider: ProviderSlug, ticket: Ticket, maxWaitMs: number): Promise<number | null> {
+    const client = await pool.connect();
+    try {
+      const asked = performance.now();
+      const { rows } = await client.query<{
+        wait_ms: number | null;
+        slot_ms: number | null;
+        next_slot: number | null;
+        queued_ms: number;
+      }>('SELECT * FROM reslot_provider_call($1, $2, $3, $4)', [provider, ticket.slotMs, ticket.nextSlot, maxWaitMs]);
+      client.release();
+      const row = rows[0]!;
+      if (row.wait_ms === null || row.slot_ms === null) return null;
+      ticket.slotMs = row.slot_ms;
+      ticket.nextSlot = row.next_slot;
+      return asked + row.queued_ms + row.wait_ms;
+    } catch (err) {
+      client.release(true);
+      throw err;
+    }
+  }
+
   async function acquire(
     provider: ProviderSlug,
     plan: PacingPlan,
@@ -242,29 +265,38 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
         };
         // The slot's time here: the statement decided `queued_ms` after it was sent, and the slot is
         // `wait_ms` after that (early by at most the statement's way there, which the margin covers).
-        const slotAt = asked + row.queued_ms + row.wait_ms;
-        try {
-          // One timed wait until the slot.
-          const wait = slotAt - performance.now();
-          if (wait > 0) await sleep(wait, signal);
-          signal?.throwIfAborted();
-        } catch (err) {
-          await abandonTicket(provider, plan, ticket, user);
-          throw err;
+        let slotAt = asked + row.queued_ms + row.wait_ms;
+        for (;;) {
+          try {
+            // One timed wait until the slot.
+            const wait = slotAt - performance.now();
+            if (wait > 0) await sleep(wait, signal);
+            signal?.throwIfAborted();
+          } catch (err) {
+            await abandonTicket(provider, plan, ticket, user);
+            throw err;
+          }
+          // A call leaving later than the tolerance past its slot could crowd the next one: it takes
+          // the next free slot instead, keeping its lease and budget unit (one statement).
+          if (ticket.nextSlot === null || performance.now() - slotAt <= LATE_TOLERANCE_MS) return ticket;
+          const next = await reslot(provider, ticket, Math.max(0, until - performance.now())).catch(
+            async (err: unknown) => {
+              await abandonTicket(provider, plan, ticket, user);
+              throw err;
+            },
+          );
+          if (next === null) {
+            await abandonTicket(provider, plan, ticket, user);
+            throw new UpstreamError(
+              provider,
+              'paced',
+              "no free slot under the provider's pacing in time",
+              undefined,
+              1,
+            );
+          }
+          slotAt = next;
         }
-        // A call leaving later than the tolerance past its slot could crowd the next one: it gives the
-        // slot back and sits the request out (asking again would add statements when the process is
-        // already too busy to keep its slots).
-        const late = performance.now() - slotAt;
-        if (ticket.nextSlot === null || late <= LATE_TOLERANCE_MS) return ticket;
-        await abandonTicket(provider, plan, ticket, user);
-        throw new UpstreamError(
-          provider,
-          'paced',
-          'too busy to make the call in its slot under the pacing',
-          undefined,
-          1,
-        );
       }
       const answered = performance.now();
       if (row.outcome === 'busy' && answered < until) {
