@@ -266,7 +266,7 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
         // The slot's time here: the statement decided `queued_ms` after it was sent, and the slot is
         // `wait_ms` after that (early by at most the statement's way there, which the margin covers).
         let slotAt = asked + row.queued_ms + row.wait_ms;
-        for (;;) {
+        for (let reslots = 0; ; reslots++) {
           try {
             // One timed wait until the slot.
             const wait = slotAt - performance.now();
@@ -277,9 +277,11 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
             throw err;
           }
           // A call leaving later than the tolerance past its slot could crowd the next one: it takes
-          // the next free slot instead, keeping its lease and budget unit (one statement).
+          // the next free slot instead, keeping its lease and budget unit (one statement), once; late
+          // again, its process is too busy to keep slots, and more statements would only add to it.
           if (ticket.nextSlot === null || performance.now() - slotAt <= LATE_TOLERANCE_MS) return ticket;
-          const next = await reslot(provider, ticket, Math.max(0, until - performance.now())).catch(
+          const left = reslots === 0 ? Math.max(0, until - performance.now()) : -1;
+          const next = await (left < 0 ? Promise.resolve(null) : reslot(provider, ticket, left)).catch(
             async (err: unknown) => {
               await abandonTicket(provider, plan, ticket, user);
               throw err;
