@@ -32,28 +32,67 @@ CREATE TYPE public.rate_window AS (
 );
 
 --
--- Name: acquire_provider_call(text, double precision, boolean, double precision, integer, double precision, text, bigint, double precision); Type: FUNCTION; Schema: public; Owner: -
+-- Name: abandon_provider_call(text, bigint, double precision, double precision, text, timestamp with time zone, bigint); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.acquire_provider_call(p_provider text, p_interval_ms double precision, p_explicit_rate boolean, p_provisional_ms double precision, p_concurrency integer, p_hold_ms double precision, p_period text, p_budget bigint, p_max_wait_ms double precision) RETURNS TABLE(outcome text, wait_ms double precision, lease bigint, calls bigint, crossed integer, retry_ms double precision)
+CREATE FUNCTION public.abandon_provider_call(p_provider text, p_lease bigint, p_slot_ms double precision, p_next_slot double precision, p_period text, p_period_start timestamp with time zone, p_user bigint) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  PERFORM 1 FROM provider_pacing p WHERE p.provider = p_provider FOR UPDATE;
+  IF p_lease IS NOT NULL THEN
+    DELETE FROM provider_call_leases WHERE id = p_lease;
+    PERFORM pg_notify('sift_pacing', p_provider);
+  END IF;
+  IF p_next_slot IS NOT NULL THEN
+    UPDATE provider_pacing p SET next_slot = p_slot_ms
+     WHERE p.provider = p_provider AND p.next_slot = p_next_slot;
+  END IF;
+  IF p_period_start IS NOT NULL THEN
+    UPDATE provider_budget_usage u SET calls = u.calls - 1
+     WHERE u.provider = p_provider AND u.period = p_period AND u.period_start = p_period_start AND u.calls > 0;
+    IF p_user IS NOT NULL THEN
+      UPDATE provider_budget_users b SET calls = b.calls - 1
+       WHERE b.provider = p_provider AND b.period = p_period AND b.period_start = p_period_start
+         AND b.user_id = p_user AND b.calls > 0;
+    END IF;
+  END IF;
+END $$;
+
+--
+-- Name: acquire_provider_call(text, double precision, boolean, double precision, integer, double precision, text, bigint, bigint, bigint, double precision); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.acquire_provider_call(p_provider text, p_interval_ms double precision, p_explicit_rate boolean, p_provisional_ms double precision, p_concurrency integer, p_hold_ms double precision, p_period text, p_budget bigint, p_user bigint, p_user_budget bigint, p_max_wait_ms double precision) RETURNS TABLE(outcome text, wait_ms double precision, lease bigint, calls bigint, crossed integer, retry_ms double precision, slot_ms double precision, next_slot double precision, period_start timestamp with time zone, top_user text, top_calls bigint, queued_ms double precision)
     LANGUAGE plpgsql
     AS $$
 DECLARE
-  t        float8 := pacing_now();
+  t0       float8 := pacing_now();
+  t        float8;
   r        provider_pacing;
   spacing  float8;
   slot     float8;
   start_at timestamptz;
   used     bigint;
+  mine     bigint;
   n        integer;
   lease_id bigint;
   share    integer := 0;
+  next_at  float8;
+  top_name text;
+  top_n    bigint;
 BEGIN
+  -- The caller leaves at its slot, timed from this answer: it must not wait for the WAL's flush to
+  -- disk (a database crash may forget the last fraction of a second of counted calls).
+  PERFORM set_config('synchronous_commit', 'off', true);
   INSERT INTO provider_pacing (provider) VALUES (p_provider) ON CONFLICT DO NOTHING;
   SELECT * INTO r FROM provider_pacing p WHERE p.provider = p_provider FOR UPDATE;
+  -- Now, once the row is ours: a statement that waited for the lock must not take a past slot.
+  t := pacing_now();
 
   IF r.period_remaining IS NOT NULL AND r.period_remaining <= 0 AND r.period_reset_at > t THEN
-    RETURN QUERY SELECT 'budget_exhausted', 0::float8, NULL::bigint, NULL::bigint, 0, r.period_reset_at - t;
+    RETURN QUERY SELECT 'budget_exhausted', 0::float8, NULL::bigint, NULL::bigint, 0, r.period_reset_at - t,
+      NULL::float8, NULL::float8, NULL::timestamptz, NULL::text, NULL::bigint, 0::float8;
     RETURN;
   END IF;
 
@@ -63,8 +102,19 @@ BEGIN
      WHERE u.provider = p_provider AND u.period = p_period AND u.period_start = start_at;
     IF coalesce(used, 0) >= p_budget THEN
       RETURN QUERY SELECT 'budget_exhausted', 0::float8, NULL::bigint, used, 0,
-        (extract(epoch FROM (start_at + ('1 ' || p_period)::interval) - clock_timestamp()) * 1000)::float8;
+        (extract(epoch FROM (start_at + ('1 ' || p_period)::interval) - clock_timestamp()) * 1000)::float8,
+        NULL::float8, NULL::float8, NULL::timestamptz, NULL::text, NULL::bigint, 0::float8;
       RETURN;
+    END IF;
+    IF p_user IS NOT NULL AND p_user_budget IS NOT NULL THEN
+      SELECT b.calls INTO mine FROM provider_budget_users b
+       WHERE b.provider = p_provider AND b.period = p_period AND b.period_start = start_at AND b.user_id = p_user;
+      IF coalesce(mine, 0) >= p_user_budget THEN
+        RETURN QUERY SELECT 'user_budget_exhausted', 0::float8, NULL::bigint, mine, 0,
+          (extract(epoch FROM (start_at + ('1 ' || p_period)::interval) - clock_timestamp()) * 1000)::float8,
+          NULL::float8, NULL::float8, NULL::timestamptz, NULL::text, NULL::bigint, 0::float8;
+        RETURN;
+      END IF;
     END IF;
   END IF;
 
@@ -72,7 +122,8 @@ BEGIN
     DELETE FROM provider_call_leases l WHERE l.provider = p_provider AND l.expires_at <= t;
     SELECT count(*), min(l.expires_at) INTO n, slot FROM provider_call_leases l WHERE l.provider = p_provider;
     IF n >= p_concurrency THEN
-      RETURN QUERY SELECT 'busy', 0::float8, NULL::bigint, NULL::bigint, 0, greatest(0, slot - t);
+      RETURN QUERY SELECT 'busy', 0::float8, NULL::bigint, NULL::bigint, 0, greatest(0, slot - t),
+        NULL::float8, NULL::float8, NULL::timestamptz, NULL::text, NULL::bigint, 0::float8;
       RETURN;
     END IF;
   END IF;
@@ -84,11 +135,13 @@ BEGIN
   END;
   slot := greatest(t, r.hold_until, CASE WHEN spacing > 0 THEN r.next_slot ELSE t END);
   IF slot - t > p_max_wait_ms THEN
-    RETURN QUERY SELECT 'rate_limited', 0::float8, NULL::bigint, NULL::bigint, 0, slot - t - p_max_wait_ms;
+    RETURN QUERY SELECT 'rate_limited', 0::float8, NULL::bigint, NULL::bigint, 0, slot - t - p_max_wait_ms,
+      NULL::float8, NULL::float8, NULL::timestamptz, NULL::text, NULL::bigint, 0::float8;
     RETURN;
   END IF;
   IF spacing > 0 THEN
-    UPDATE provider_pacing p SET next_slot = slot + spacing WHERE p.provider = p_provider;
+    next_at := slot + spacing;
+    UPDATE provider_pacing p SET next_slot = next_at WHERE p.provider = p_provider;
   END IF;
 
   IF p_concurrency IS NOT NULL THEN
@@ -99,12 +152,28 @@ BEGIN
   IF p_budget IS NOT NULL THEN
     INSERT INTO provider_budget_usage AS u (provider, period, period_start, calls)
     VALUES (p_provider, p_period, start_at, 1)
-    ON CONFLICT (provider, period, period_start) DO UPDATE SET calls = u.calls + 1
+    ON CONFLICT ON CONSTRAINT provider_budget_usage_pkey DO UPDATE SET calls = u.calls + 1
     RETURNING u.calls INTO used;
-    share := CASE WHEN used = p_budget THEN 100 WHEN used = ceil(p_budget * 0.8) THEN 80 ELSE 0 END;
+    IF p_user IS NOT NULL THEN
+      INSERT INTO provider_budget_users AS b (provider, period, period_start, user_id, calls)
+      VALUES (p_provider, p_period, start_at, p_user, 1)
+      ON CONFLICT ON CONSTRAINT provider_budget_users_pkey DO UPDATE SET calls = b.calls + 1;
+    END IF;
+    share := CASE WHEN used >= p_budget THEN 100 WHEN used >= ceil(p_budget * 0.8) THEN 80 ELSE 0 END;
+    UPDATE provider_budget_usage u SET announced = share
+     WHERE u.provider = p_provider AND u.period = p_period AND u.period_start = start_at AND u.announced < share;
+    IF NOT FOUND THEN
+      share := 0;
+    END IF;
+    IF share > 0 THEN
+      SELECT u.username, b.calls INTO top_name, top_n
+        FROM provider_budget_users b JOIN users u ON u.id = b.user_id
+       WHERE b.provider = p_provider AND b.period = p_period AND b.period_start = start_at
+       ORDER BY b.calls DESC, b.user_id LIMIT 1;
+    END IF;
   END IF;
 
-  RETURN QUERY SELECT 'ok', slot - t, lease_id, used, share, 0::float8;
+  RETURN QUERY SELECT 'ok', slot - t, lease_id, used, share, 0::float8, slot, next_at, start_at, top_name, top_n, t - t0;
 END $$;
 
 --
@@ -525,21 +594,56 @@ CREATE FUNCTION public.report_provider_call(p_provider text, p_lease bigint, p_r
 DECLARE
   t float8 := pacing_now();
 BEGIN
+  IF p_lease IS NULL AND NOT p_reported THEN
+    RETURN;
+  END IF;
+  INSERT INTO provider_pacing (provider) VALUES (p_provider) ON CONFLICT DO NOTHING;
+  PERFORM 1 FROM provider_pacing p WHERE p.provider = p_provider FOR UPDATE;
   IF p_lease IS NOT NULL THEN
     DELETE FROM provider_call_leases WHERE id = p_lease;
+    PERFORM pg_notify('sift_pacing', p_provider);
   END IF;
   IF NOT p_reported THEN
     RETURN;
   END IF;
-  INSERT INTO provider_pacing (provider) VALUES (p_provider) ON CONFLICT DO NOTHING;
   UPDATE provider_pacing p SET
-    reported_at       = CASE WHEN p_reported THEN t ELSE p.reported_at END,
-    reported_interval = CASE WHEN p_reported THEN p_interval_ms ELSE p.reported_interval END,
-    period_limit      = CASE WHEN p_reported THEN p_period_limit ELSE p.period_limit END,
-    period_remaining  = CASE WHEN p_reported THEN p_period_remaining ELSE p.period_remaining END,
-    period_reset_at   = CASE WHEN p_reported THEN t + p_period_reset_ms ELSE p.period_reset_at END,
+    reported_at       = t,
+    reported_interval = p_interval_ms,
+    period_limit      = p_period_limit,
+    period_remaining  = p_period_remaining,
+    period_reset_at   = t + p_period_reset_ms,
     hold_until        = greatest(p.hold_until, t + coalesce(p_rate_spent_ms, '-infinity'))
   WHERE p.provider = p_provider;
+END $$;
+
+--
+-- Name: reslot_provider_call(text, double precision, double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.reslot_provider_call(p_provider text, p_slot_ms double precision, p_next_slot double precision, p_max_wait_ms double precision) RETURNS TABLE(wait_ms double precision, slot_ms double precision, next_slot double precision, queued_ms double precision)
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  t0      float8 := pacing_now();
+  t       float8;
+  r       provider_pacing;
+  spacing float8 := p_next_slot - p_slot_ms;
+  slot    float8;
+BEGIN
+  PERFORM set_config('synchronous_commit', 'off', true);
+  SELECT * INTO r FROM provider_pacing p WHERE p.provider = p_provider FOR UPDATE;
+  t := pacing_now();
+  IF r.next_slot = p_next_slot THEN
+    r.next_slot := p_slot_ms;
+  END IF;
+  slot := greatest(t, r.hold_until, r.next_slot);
+  IF slot - t > p_max_wait_ms THEN
+    UPDATE provider_pacing p SET next_slot = r.next_slot WHERE p.provider = p_provider;
+    RETURN QUERY SELECT NULL::float8, NULL::float8, NULL::float8, t - t0;
+    RETURN;
+  END IF;
+  UPDATE provider_pacing p SET next_slot = slot + spacing WHERE p.provider = p_provider;
+  RETURN QUERY SELECT slot - t, slot, slot + spacing, t - t0;
 END $$;
 
 --
@@ -814,7 +918,9 @@ CREATE TABLE public.alert_outbox (
     budget_percent integer,
     budget_calls bigint,
     budget_limit bigint,
-    budget_period text
+    budget_period text,
+    budget_top_user text,
+    budget_top_calls bigint
 );
 
 --
@@ -888,7 +994,21 @@ CREATE TABLE public.provider_budget_usage (
     period text NOT NULL,
     period_start timestamp with time zone NOT NULL,
     calls bigint DEFAULT 0 NOT NULL,
+    announced integer DEFAULT 0 NOT NULL,
     CONSTRAINT provider_budget_usage_period_check CHECK ((period = ANY (ARRAY['month'::text, 'day'::text])))
+);
+
+--
+-- Name: provider_budget_users; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.provider_budget_users (
+    provider text NOT NULL,
+    period text NOT NULL,
+    period_start timestamp with time zone NOT NULL,
+    user_id bigint NOT NULL,
+    calls bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT provider_budget_users_period_check CHECK ((period = ANY (ARRAY['month'::text, 'day'::text])))
 );
 
 --
@@ -1164,6 +1284,13 @@ ALTER TABLE ONLY public.provider_budget_usage
     ADD CONSTRAINT provider_budget_usage_pkey PRIMARY KEY (provider, period, period_start);
 
 --
+-- Name: provider_budget_users provider_budget_users_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.provider_budget_users
+    ADD CONSTRAINT provider_budget_users_pkey PRIMARY KEY (provider, period, period_start, user_id);
+
+--
 -- Name: provider_call_leases provider_call_leases_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1274,6 +1401,12 @@ CREATE INDEX alert_outbox_due ON public.alert_outbox USING btree (target, next_a
 CREATE INDEX api_keys_user ON public.api_keys USING btree (user_id, created_at DESC);
 
 --
+-- Name: provider_budget_users_user; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX provider_budget_users_user ON public.provider_budget_users USING btree (user_id);
+
+--
 -- Name: provider_call_leases_provider; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1351,6 +1484,13 @@ CREATE TRIGGER users_deleted AFTER DELETE ON public.users FOR EACH ROW EXECUTE F
 
 ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT api_keys_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+--
+-- Name: provider_budget_users provider_budget_users_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.provider_budget_users
+    ADD CONSTRAINT provider_budget_users_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 --
 -- Name: usage_monthly usage_monthly_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

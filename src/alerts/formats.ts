@@ -262,6 +262,8 @@ export interface BudgetNotice {
   calls: number;
   budget: number;
   period: 'month' | 'day';
+  /** The user whose searches spent the most of it this period (a user name, never a key); null: none did. */
+  spender: { user: string; calls: number } | null;
   at: string;
 }
 
@@ -272,9 +274,12 @@ export function budgetText(n: BudgetNotice, escapeText: (text: string) => string
   const label = escapeText(oneLine(`${n.name} (${n.slug}, ${n.group})`));
   const period = n.period === 'day' ? 'daily' : 'monthly';
   const used = `${count.format(n.calls)} of ${count.format(n.budget)} calls`;
+  const by = n.spender
+    ? ` Most spent by ${escapeText(oneLine(n.spender.user))} (${count.format(n.spender.calls)} ${n.spender.calls === 1 ? 'call' : 'calls'}).`
+    : '';
   return n.percent >= 100
-    ? `Sift: ${label} has spent its ${period} budget (${used}); searches leave it out until the ${n.period} ends.`
-    : `Sift: ${label} has used ${n.percent} % of its ${period} budget (${used}).`;
+    ? `Sift: ${label} has spent its ${period} budget (${used}); searches leave it out until the ${n.period} ends.${by}`
+    : `Sift: ${label} has used ${n.percent} % of its ${period} budget (${used}).${by}`;
 }
 
 /**

@@ -89,6 +89,8 @@ interface OutboxRow {
   budget_calls: string | null;
   budget_limit: string | null;
   budget_period: string | null;
+  budget_top_user: string | null;
+  budget_top_calls: string | null;
 }
 
 const STATEMENT_MS = 3000;
@@ -110,7 +112,7 @@ const CLAIM_SQL = `UPDATE alert_outbox o
      LIMIT $3
      FOR UPDATE SKIP LOCKED)
   RETURNING o.id, o.provider, o.old_ok, o.new_ok, o.changed_at, o.created_at, o.attempts,
-            o.budget_percent, o.budget_calls, o.budget_limit, o.budget_period`;
+            o.budget_percent, o.budget_calls, o.budget_limit, o.budget_period, o.budget_top_user, o.budget_top_calls`;
 const PURGE_EVERY_MS = 3_600_000;
 
 function hostOf(url: string): string {
@@ -277,6 +279,7 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
       calls: Number(row.budget_calls),
       budget: Number(row.budget_limit),
       period: row.budget_period === 'day' ? 'day' : 'month',
+      spender: row.budget_top_user === null ? null : { user: row.budget_top_user, calls: Number(row.budget_top_calls) },
       at: row.changed_at.toISOString(),
     };
   }

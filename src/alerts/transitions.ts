@@ -71,13 +71,30 @@ export function queueTransitions(options: TransitionQueueOptions) {
 export async function queueBudgetNotice(
   pool: pg.Pool,
   targets: readonly string[],
-  crossing: { provider: string; percent: number; calls: number; budget: number; period: 'month' | 'day' },
+  crossing: {
+    provider: string;
+    percent: number;
+    calls: number;
+    budget: number;
+    period: 'month' | 'day';
+    topUser: { name: string; calls: number } | null;
+  },
 ): Promise<void> {
   if (targets.length === 0) return;
   await pool.query(
     `INSERT INTO alert_outbox (target, provider, old_ok, new_ok, changed_at, next_attempt_at,
-                               budget_percent, budget_calls, budget_limit, budget_period)
-     SELECT t.target, $2, true, true, now(), now(), $3, $4, $5, $6 FROM unnest($1::text[]) AS t(target)`,
-    [targets, crossing.provider, crossing.percent, crossing.calls, crossing.budget, crossing.period],
+                               budget_percent, budget_calls, budget_limit, budget_period,
+                               budget_top_user, budget_top_calls)
+     SELECT t.target, $2, true, true, now(), now(), $3, $4, $5, $6, $7, $8 FROM unnest($1::text[]) AS t(target)`,
+    [
+      targets,
+      crossing.provider,
+      crossing.percent,
+      crossing.calls,
+      crossing.budget,
+      crossing.period,
+      crossing.topUser?.name ?? null,
+      crossing.topUser?.calls ?? null,
+    ],
   );
 }

@@ -60,7 +60,7 @@ export function createHostSlots(pool: pg.Pool, options: HostSlotsOptions): HostS
         if (signal.aborted)
           throw new ContentsFailure('timeout', 'the site was busy with other reads until the deadline');
         const { rows } = await pool.query<{ outcome: string; lease: string | null }>(
-          'SELECT outcome, lease FROM acquire_provider_call($1, NULL, false, NULL, $2, $3, NULL, NULL, 0)',
+          'SELECT outcome, lease FROM acquire_provider_call($1, NULL, false, NULL, $2, $3, NULL, NULL, NULL, NULL, 0)',
           [name, options.concurrency, options.holdMs],
         );
         const row = rows[0];

@@ -15,6 +15,7 @@ import type { AdmissionSettings, Decided, RateDecision } from '../limits/admissi
 import { rateLimitHeader, rateLimitPolicy, retryAfterSeconds, throttledDetail } from '../limits/headers.js';
 import { createUsageLedger, PRUNE_INTERVAL_MS, type UsageTicket } from '../limits/ledger.js';
 import { monthStart, nextMonthStart } from '../limits/month.js';
+import { type CallerContext, runForCaller } from '../upstream/caller.js';
 
 /*
  * The gate every API request passes: REST under /api/v1/, MCP, and every other API a client may
@@ -32,7 +33,10 @@ import { monthStart, nextMonthStart } from '../limits/month.js';
  * 4. Run: the route's handler, with `request.apiCall`.
  * 5. Count: the answer tells the ledger how many of the reserved searches count: none for an
  *    error, fewer than reserved when the route kept less (`chargeOnly`, `giveBack`); the others
- *    are given back (limits/ledger.ts). The key's last use is written behind (auth/last-used.ts).
+ *    are given back (limits/ledger.ts), but on a 400 the upstream calls that refused the caller's own value (the
+ *    upstream counted them). The key's last use is written behind (auth/last-used.ts). The
+ *    handler runs for its caller (upstream/caller.ts): the pacer applies the user's share of each
+ *    provider's budget to the calls it makes.
  *
  * Parameter validation comes after admission, so a 401 or a 429 never becomes a 400.
  */
@@ -68,6 +72,8 @@ export type ApiCall =
       searchesThisMonth: number | null;
       /** Searches of a counted answer that it gives back (`ApiGate.giveBack`: the pages that failed). */
       givenBack?: number;
+      /** Whom the handler's upstream calls are made for (their share of budgets, calls refused yet counted). */
+      caller: CallerContext;
     }
   | {
       outcome: GateRefusal;
@@ -221,6 +227,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
         rate: null,
         searchesThisMonth: null,
         ticket: null,
+        caller: { userId: identity.principal.userId, refusedCalls: 0 },
       };
       return undefined;
     }
@@ -296,6 +303,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
           rate: admission.rate,
           searchesThisMonth: admission.searchesThisMonth,
           ticket: decided.ticket,
+          caller: { userId: principal.userId, refusedCalls: 0 },
         };
         return undefined;
       }
@@ -313,7 +321,8 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
     // What the route kept: all it reserved (reserve more included), less what chargeOnly lowered and
     // the pages giveBack returned.
     const kept = call.ticket.units - (call.reserved - call.plan.units) - (call.givenBack ?? 0);
-    const counted = counts(call.plan, status) ? kept : 0;
+    // A 400 still pays for the upstream calls that refused the caller's own value: they were counted.
+    const counted = counts(call.plan, status) ? kept : status === 400 ? Math.min(kept, call.caller.refusedCalls) : 0;
     ledger.answered(call.ticket, counted);
     call.ticket = null;
   };
@@ -364,6 +373,12 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
         // had then (onResponse does not run for it).
         if (!refused) reply.raw.once('close', () => answered(request, reply.statusCode));
         return refused;
+      });
+      // The handler runs for its caller: the upstream calls it makes know whom they are for.
+      scope.addHook('preHandler', (request, _reply, done) => {
+        const call = request.apiCall;
+        if (call?.outcome === 'admitted') runForCaller(call.caller, done);
+        else done();
       });
       if (options.limited) {
         scope.addHook('onSend', (request, reply, payload, done) => {

@@ -402,6 +402,10 @@ export const statusLimitsSchema = z.object({
       limit: z.number().int(),
       used: z.number().int().meta({ description: 'Calls made this period (UTC), by every instance.' }),
       resets_at: z.string().meta({ description: 'ISO 8601 UTC: when the period ends.' }),
+      per_user: z.number().int().nullable().meta({
+        description:
+          "Calls one user's searches may make of it this period (PROVIDER_LIMITS user_share); null: no share.",
+      }),
     })
     .nullable()
     .meta({ description: 'The budget of calls Sift keeps to; null: none.' }),

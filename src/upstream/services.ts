@@ -143,7 +143,7 @@ export function createProviderServices(
     pacer,
     shared,
     async close() {
-      await Promise.all([pacer.settled(), shared?.close().catch(() => {})]);
+      await Promise.all([pacer.close(), shared?.close().catch(() => {})]);
       await recorder.close();
       await http.close();
     },

@@ -149,7 +149,7 @@ const hourLabel = (d: Date) => {
 
 const count = new Intl.NumberFormat('en-US');
 
-/** "Budget: 1,620 of 2,000 calls this month (81 %) · upstream reports 13,380 of 15,000 left · at most 1 call a second". */
+/** "Budget: 1,620 of 2,000 calls this month (81 %) · at most 200 per user · most spent by alice (190 calls) · upstream reports 13,380 of 15,000 left · at most 1 call a second". */
 export function limitsText(view: LimitsView | undefined): string {
   if (!view) return '';
   const parts: string[] = [];
@@ -158,6 +158,9 @@ export function limitsText(view: LimitsView | undefined): string {
     const share = Math.floor((used / limit) * 100);
     const spent = used >= limit ? ', spent' : '';
     parts.push(`Budget: ${count.format(used)} of ${count.format(limit)} calls this ${period} (${share} %${spent})`);
+    if (view.budget.perUser !== null) parts.push(`at most ${count.format(view.budget.perUser)} per user`);
+    const top = view.budget.topUser;
+    if (top) parts.push(`most spent by ${top.name} (${count.format(top.calls)} ${top.calls === 1 ? 'call' : 'calls'})`);
   }
   if (view.upstream) {
     const { remaining, limit } = view.upstream;

@@ -31,6 +31,8 @@ export interface FakeRequest {
   query: URLSearchParams;
   headers: IncomingMessage['headers'];
   body: string;
+  /** When its request line arrived (performance.now() of the test process, ms). */
+  at: number;
 }
 
 export interface FakeReply {
@@ -88,6 +90,7 @@ export async function startFakeServer(
   };
 
   const server: Server = createServer(async (req, res) => {
+    const at = performance.now();
     const body = await bodyOf(req);
     const u = new URL(req.url ?? '/', 'http://fake');
     const fr: FakeRequest = {
@@ -96,6 +99,7 @@ export async function startFakeServer(
       query: u.searchParams,
       headers: req.headers,
       body,
+      at,
     };
     requests.push(fr);
     const mode = modes.find((m) => fr.path.startsWith(m.prefix))?.mode ?? { kind: 'normal' };

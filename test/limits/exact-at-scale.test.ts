@@ -211,7 +211,8 @@ describe('two instances of two workers each, one database', () => {
       ...web.env,
       API_THROTTLE_BURST: '100000/min',
       API_THROTTLE_SUSTAINED: '1000000/day',
-      PROVIDER_LIMITS: 'provider_02 rate=2/s; provider_03 day=7',
+      // One key spends the whole budget here: no user share.
+      PROVIDER_LIMITS: 'provider_02 rate=2/s; provider_03 day=7 user_share=off',
     };
     const instances = [await startInstance(env), await startInstance(env)];
     try {
@@ -240,6 +241,39 @@ describe('two instances of two workers each, one database', () => {
       expect(reasons.filter((r) => r.startsWith('provider_02')).every((r) => r === 'provider_02 rate_limited')).toBe(
         true,
       );
+    } finally {
+      await stopAll(instances);
+      await web.close();
+    }
+  });
+
+  it('keep a configured rate in every sliding window of calls from the four processes, not only on average', {
+    timeout: 120_000,
+  }, async () => {
+    const web = await startWebFakes();
+    const env = {
+      ...web.env,
+      API_THROTTLE_BURST: '100000/min',
+      API_THROTTLE_SUSTAINED: '1000000/day',
+      PROVIDER_LIMITS: 'provider_02 rate=5/s',
+    };
+    const instances = [await startInstance(env), await startInstance(env)];
+    try {
+      const key = await newKey();
+      await inParallel(160, 16, async (i) => {
+        const res = await fetch(`${instances[i % 2]!.base}/api/v1/web/?q=window+${i}&engine=provider_02`, {
+          headers: { authorization: `Api-Key ${key}`, connection: 'close' },
+        });
+        await res.arrayBuffer();
+      });
+      const arrivals = web.mojeek.requests
+        .filter((r) => r.query.get('q')?.startsWith('window'))
+        .map((r) => r.at)
+        .sort((x, y) => x - y);
+      expect(arrivals.length).toBeGreaterThanOrEqual(20);
+      // Five a second in every window: any six calls in a row span a second or more.
+      const spans = arrivals.slice(5).map((t, i) => t - arrivals[i]!);
+      expect(Math.min(...spans)).toBeGreaterThanOrEqual(1000);
     } finally {
       await stopAll(instances);
       await web.close();

@@ -6,6 +6,7 @@ import { buildApp } from '../../src/app.js';
 import { issueApiKey } from '../../src/auth/api-keys.js';
 import { createUser } from '../../src/auth/users.js';
 import { createPool } from '../../src/db/pool.js';
+import { monthlySearches } from '../../src/limits/usage.js';
 import { type BraveFake, startBraveFake } from '../fakes/brave.js';
 import { type PixabayFake, startPixabayFake } from '../fakes/pixabay.js';
 import { type StaanFake, startStaanFake } from '../fakes/staan.js';
@@ -27,6 +28,7 @@ let staan: StaanFake;
 let app: Awaited<ReturnType<typeof buildApp>>;
 let pool: ReturnType<typeof createPool>;
 let apiKey = '';
+let userId = 0;
 let counter = 0;
 const lines: { level: number; msg: string; [k: string]: unknown }[] = [];
 
@@ -73,6 +75,7 @@ beforeAll(async () => {
   );
   await app.ready();
   const user = await createUser(db.pool, { username: 'refused' });
+  userId = user.id;
   apiKey = (await issueApiKey(db.pool, user.id)).key;
 });
 
@@ -107,6 +110,22 @@ describe("a refusal of the caller's own value", () => {
     expect(await healthRow('provider_05')).toMatchObject({ ok: true, last_error: '' });
     expect((await get(`/api/v1/images/?q=${encodeURIComponent(q)}`)).status).toBe(200);
     expect(refusalLogs()).toHaveLength(0);
+  });
+
+  it('is paid for by the caller: the upstream counted the call, so the search is not given back', async () => {
+    const q = uniq('paid');
+    pixabay.setHits(q, [{ pageURL: 'https://pixabay.com/photos/paid-1/', tags: 'paid' }]);
+    await app.lifecycle.flush();
+    const before = await monthlySearches(db.pool, userId);
+    const asked = pixabay.requests.length;
+    for (let i = 0; i < 3; i++) {
+      expect((await get(`/api/v1/images/?q=${encodeURIComponent(q)}&page=60`)).status).toBe(400);
+    }
+    expect(pixabay.requests.length - asked).toBe(3);
+    // A 400 Sift gives before asking any upstream costs nothing.
+    expect((await get('/api/v1/images/?q=x&page=abc')).status).toBe(400);
+    await app.lifecycle.flush();
+    expect((await monthlySearches(db.pool, userId)) - before).toBe(3);
   });
 
   it('leaves a refusing provider out of `unresponsive` when another one answered', async () => {

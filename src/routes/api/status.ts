@@ -16,6 +16,7 @@ function limitsField(view: LimitsView | undefined): { limits?: z.output<typeof s
         limit: view.budget.limit,
         used: view.budget.used,
         resets_at: view.budget.resetsAt.toISOString(),
+        per_user: view.budget.perUser,
       },
       upstream: view.upstream && {
         limit: view.upstream.limit,

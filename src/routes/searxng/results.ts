@@ -4,7 +4,7 @@ import type { ImageResult, NewsResult, VideoResult } from '../../contracts/searc
 import type { Place } from '../../contracts/place.js';
 import type { RankedResult } from '../../search/merge.js';
 import { RRF_K } from '../../search/merge.js';
-import type { Unresponsive } from '../../providers/types.js';
+import type { FailureReason, Unresponsive } from '../../providers/types.js';
 import { engineName } from '../../search/engines.js';
 
 /*
@@ -287,12 +287,14 @@ export function infoboxesOf(cards: CardsResponse): Json[] {
 }
 
 /** SearXNG's texts for why an engine did not answer (webutils.exception_classname_to_text). */
-const REASONS: Readonly<Record<string, string>> = {
+const REASONS: Readonly<Record<FailureReason, string>> = {
   timeout: 'timeout',
   error: 'HTTP error',
   unreachable: 'HTTP connection error',
   rate_limited: 'too many requests',
   unavailable: 'Suspended: too many failures',
+  // SearXNG has no word for it: REST's reason, so a spent budget reads the same at every door.
+  budget_exhausted: 'budget_exhausted',
 };
 
 /** `[engine, reason]` pairs, one per engine, sorted by engine name as SearXNG sorts them. */
@@ -300,7 +302,7 @@ export function unresponsiveEngines(unresponsive: readonly Unresponsive[]): [str
   const byName = new Map<string, string>();
   for (const u of unresponsive) {
     const name = engineName(u.engine);
-    if (!byName.has(name)) byName.set(name, REASONS[u.reason] ?? 'unexpected crash');
+    if (!byName.has(name)) byName.set(name, REASONS[u.reason]);
   }
   return [...byName.entries()].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
 }

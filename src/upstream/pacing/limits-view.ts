@@ -14,7 +14,16 @@ export interface LimitsView {
   /** Calls a second Sift allows (null: not paced by a rate). */
   ratePerSecond: number | null;
   concurrency: number | null;
-  budget: { period: 'month' | 'day'; limit: number; used: number; resetsAt: Date } | null;
+  budget: {
+    period: 'month' | 'day';
+    limit: number;
+    used: number;
+    resetsAt: Date;
+    /** A user's calls of it at most (null: no share). */
+    perUser: number | null;
+    /** The user whose searches spent the most of it this period (their name, never a key). */
+    topUser: { name: string; calls: number } | null;
+  } | null;
   /** The upstream's own count for its long window, as it last reported it. */
   upstream: { limit: number; remaining: number; resetsAt: Date | null; reportedAt: Date } | null;
   /** Where the default terms in force come from ('' when none is). */
@@ -42,7 +51,7 @@ export async function readLimits(
   plans: ReadonlyMap<ProviderSlug, PacingPlan>,
   slugs: readonly ProviderSlug[],
 ): Promise<Map<ProviderSlug, LimitsView>> {
-  const [pacing, usage] = await Promise.all([
+  const [pacing, usage, spenders] = await Promise.all([
     pool.query<PacingRow>(
       `SELECT provider, reported_at, reported_interval, period_limit, period_remaining, period_reset_at
          FROM provider_pacing WHERE provider = ANY($1)`,
@@ -53,9 +62,19 @@ export async function readLimits(
         WHERE provider = ANY($1) AND period_start = date_trunc(period, now(), 'UTC')`,
       [slugs],
     ),
+    pool.query<{ provider: string; period: string; username: string; calls: string }>(
+      `SELECT DISTINCT ON (b.provider, b.period) b.provider, b.period, u.username, b.calls
+         FROM provider_budget_users b JOIN users u ON u.id = b.user_id
+        WHERE b.provider = ANY($1) AND b.period_start = date_trunc(b.period, now(), 'UTC') AND b.calls > 0
+        ORDER BY b.provider, b.period, b.calls DESC, b.user_id`,
+      [slugs],
+    ),
   ]);
   const rows = new Map(pacing.rows.map((r) => [r.provider, r]));
   const used = new Map(usage.rows.map((r) => [`${r.provider} ${r.period}`, Number(r.calls)]));
+  const top = new Map(
+    spenders.rows.map((r) => [`${r.provider} ${r.period}`, { name: r.username, calls: Number(r.calls) }]),
+  );
   const now = new Date();
   const out = new Map<ProviderSlug, LimitsView>();
   for (const slug of slugs) {
@@ -77,6 +96,8 @@ export async function readLimits(
             limit: plan.budget.calls,
             used: used.get(`${slug} ${plan.budget.period}`) ?? 0,
             resetsAt: periodEnd(plan.budget.period, now),
+            perUser: plan.budget.perUser,
+            topUser: top.get(`${slug} ${plan.budget.period}`) ?? null,
           }
         : null,
       upstream:

@@ -1,17 +1,22 @@
 import type pg from 'pg';
 import type { LimitHeaders } from '../http.js';
 import { type ProviderSlug, type ReportedLimits, UpstreamError, type LimitsReport } from '../../providers/types.js';
+import { createLeaseSignals } from './lease-signals.js';
 import { isPaced, type PacingPlan, spacingMs } from './plan.js';
 
 /*
  * The shared pacer: every upstream call of a paced provider takes a slot
  * from the database (acquire_provider_call, one statement) before it is
- * made, so the pacing, concurrency and budget hold across all workers and
- * instances (migrations/0013_baseline.sql). A provider nothing limits
- * costs nothing: no statement is made for it. The caller waits until the
- * slot's time (the runner's paced stage) and gives the slot back when its
- * wait is cut short (`abandon`); the report after the call is written behind
- * it, and the next admit of the provider in this process waits for it.
+ * made, so the pacing, concurrency and budget (and each user's share of it)
+ * hold across all workers and instances (migrations/0012_upstream_pacing.sql,
+ * 0014_provider_budget_shares.sql). A provider nothing limits costs nothing:
+ * no statement is made for it.
+ *
+ * A call waits once: until its slot (the statement says when), or for a
+ * freed lease when the provider's concurrency is taken (lease-signals.ts),
+ * never past its bound. A wait cut short by its request gives the slot back
+ * at once (abandon_provider_call): its lease, its budget unit, and its rate
+ * slot when no later one was handed out.
  *
  * Providers that report their limits on their answers (Brave's X-RateLimit-*)
  * are paced by what they report, and on the upstream's own host by its
@@ -22,15 +27,12 @@ import { isPaced, type PacingPlan, spacingMs } from './plan.js';
 
 /** A slot taken: give it back with what the answer said, or, for a call never made, abandon it. */
 export interface CallPermit {
-  /** How long until the slot's time, ms, for the caller to wait (absent: the slot is now). */
-  readonly waitMs?: number;
-  /**
-   * After the call. Settles once what the answer reported is stored (at once when nothing is to
-   * be stored); callers need not wait: the next admit of the provider in this process does.
-   */
+  /** Settles once what the answer reported is stored (at once when nothing is to be stored). */
   release(outcome: CallOutcome): Promise<void>;
-  /** The call was not made (its request gave up): its lease and budget unit go back at once. */
+  /** The call was not made (its request gave up): its lease, budget unit and rate slot go back at once. */
   abandon(): Promise<void>;
+  /** How long the caller still waits for the slot (this pacer waits for it in `admit`: absent). */
+  waitMs?: number;
 }
 
 /**
@@ -47,6 +49,8 @@ export interface BudgetCrossing {
   calls: number;
   budget: number;
   period: 'month' | 'day';
+  /** The user who spent the most of it this period, and how many calls (null: calls made for no user). */
+  topUser: { name: string; calls: number } | null;
 }
 
 export interface PacerOptions {
@@ -60,13 +64,16 @@ export interface PacerOptions {
 
 export interface Pacer {
   /**
-   * The provider's next slot if it comes within `maxWaitMs` (the permit says how long until it);
-   * null when nothing limits the call. Rejects with UpstreamError `paced` or `budget_exhausted`
-   * (nothing is recorded).
+   * Waits for the provider's next slot if it comes within `maxWaitMs`; null when nothing limits
+   * the call. `user`: whose search makes the call (their share of a budget applies; none for
+   * probes). Rejects with UpstreamError `paced` or `budget_exhausted` (nothing is recorded), or
+   * with the signal's reason when it aborts the wait (the slot is given back).
    */
-  admit(provider: ProviderSlug, maxWaitMs: number, signal?: AbortSignal): Promise<CallPermit | null>;
+  admit(provider: ProviderSlug, maxWaitMs: number, signal?: AbortSignal, user?: number): Promise<CallPermit | null>;
   /** Settles the reports still being written (tests, shutdown). */
   settled(): Promise<void>;
+  /** Settles the reports and stops listening for freed leases. */
+  close(): Promise<void>;
 }
 
 /** Reported limits turned into what the database stores. */
@@ -81,8 +88,9 @@ interface Stored {
 /** A margin on reported rates: requests spaced exactly at the limit can arrive closer than sent. */
 const REPORTED_MARGIN = 1.05;
 const REPORTED_SLACK_MS = 100;
-const BUSY_RETRY_MS = 50;
 const SPACED_WINDOW_SECONDS = 10;
+/** A call leaving later than this past its slot takes a later one (plan.ts: SLOT_MARGIN_MS covers it). */
+const LATE_TOLERANCE_MS = 50;
 
 export function storedReport(limits: ReportedLimits | null): Stored {
   const rate = limits?.rate;
@@ -124,8 +132,7 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
   const sleep = options.sleep ?? defaultSleep;
   const known = new Map<ProviderSlug, Knowledge>();
   const writes = new Set<Promise<unknown>>();
-  /** The latest report being written per provider: this process's next call of it waits for it. */
-  const reporting = new Map<ProviderSlug, Promise<void>>();
+  const signals = createLeaseSignals(pool, options.log);
 
   function write(p: Promise<unknown>): Promise<void> {
     const tracked = p.then(
@@ -139,35 +146,108 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
     return tracked;
   }
 
+  /** What acquire_provider_call answers. */
+  interface AcquireRow {
+    outcome: string;
+    wait_ms: number;
+    lease: string | null;
+    calls: string | null;
+    crossed: number;
+    retry_ms: number;
+    slot_ms: number | null;
+    next_slot: number | null;
+    period_start: Date | null;
+    top_user: string | null;
+    top_calls: string | null;
+    queued_ms: number;
+  }
+
+  /** What a call that took a slot holds, to give back if it is never made. */
+  interface Ticket {
+    lease: bigint | null;
+    slotMs: number;
+    nextSlot: number | null;
+    periodStart: Date | null;
+  }
+
+  function abandonTicket(provider: ProviderSlug, plan: PacingPlan, ticket: Ticket, user?: number): Promise<void> {
+    if (ticket.lease !== null) signals.freed(provider);
+    if (ticket.lease === null && ticket.nextSlot === null && ticket.periodStart === null) return Promise.resolve();
+    return write(
+      pool.query('SELECT abandon_provider_call($1, $2, $3, $4, $5, $6, $7)', [
+        provider,
+        ticket.lease === null ? null : ticket.lease.toString(),
+        ticket.slotMs,
+        ticket.nextSlot,
+        plan.budget?.period ?? null,
+        ticket.periodStart,
+        user ?? null,
+      ]),
+    );
+  }
+
+  /** A later slot for a call too late for its own (updates the ticket); null when none is in time. */
+  async function reslot(provider: ProviderSlug, ticket: Ticket, maxWaitMs: number): Promise<number | null> {
+    const client = await pool.connect();
+    try {
+      const asked = performance.now();
+      const { rows } = await client.query<{
+        wait_ms: number | null;
+        slot_ms: number | null;
+        next_slot: number | null;
+        queued_ms: number;
+      }>('SELECT * FROM reslot_provider_call($1, $2, $3, $4)', [provider, ticket.slotMs, ticket.nextSlot, maxWaitMs]);
+      client.release();
+      const row = rows[0]!;
+      if (row.wait_ms === null || row.slot_ms === null) return null;
+      ticket.slotMs = row.slot_ms;
+      ticket.nextSlot = row.next_slot;
+      return asked + row.queued_ms + row.wait_ms;
+    } catch (err) {
+      client.release(true);
+      throw err;
+    }
+  }
+
   async function acquire(
     provider: ProviderSlug,
     plan: PacingPlan,
     maxWaitMs: number,
     signal?: AbortSignal,
-  ): Promise<{ lease: bigint | null; waitMs: number }> {
+    user?: number,
+  ): Promise<Ticket> {
     const until = performance.now() + maxWaitMs;
     for (;;) {
-      const left = Math.max(0, until - performance.now());
-      const { rows } = await pool.query<{
-        outcome: string;
-        wait_ms: number;
-        lease: string | null;
-        calls: string | null;
-        crossed: number;
-        retry_ms: number;
-      }>('SELECT * FROM acquire_provider_call($1, $2, $3, $4, $5, $6, $7, $8, $9)', [
-        provider,
-        plan.intervalMs,
-        plan.explicitRate,
-        // Used by the database only while the upstream has reported nothing.
-        plan.provisionalMs,
-        plan.concurrency,
-        plan.holdMs,
-        plan.budget?.period ?? null,
-        plan.budget?.calls ?? null,
-        left,
-      ]);
-      const row = rows[0]!;
+      // Timed from when the statement leaves, not while it waits for a connection of the pool.
+      const client = await pool.connect();
+      let asked: number;
+      let row: AcquireRow;
+      try {
+        asked = performance.now();
+        const { rows } = await client.query<AcquireRow>(
+          'SELECT * FROM acquire_provider_call($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)',
+          [
+            provider,
+            plan.slotMs,
+            plan.explicitRate,
+            // Used by the database only while the upstream has reported nothing.
+            plan.provisionalMs,
+            plan.concurrency,
+            plan.holdMs,
+            plan.budget?.period ?? null,
+            plan.budget?.calls ?? null,
+            user ?? null,
+            plan.budget?.perUser ?? null,
+            Math.max(0, until - asked),
+          ],
+        );
+        row = rows[0]!;
+        client.release();
+      } catch (err) {
+        // A client whose statement failed may be broken: it leaves the pool.
+        client.release(true);
+        throw err;
+      }
       if (row.outcome === 'ok') {
         if (row.crossed > 0 && plan.budget) {
           options.onBudgetCrossed?.({
@@ -176,12 +256,56 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
             calls: Number(row.calls),
             budget: plan.budget.calls,
             period: plan.budget.period,
+            topUser: row.top_user === null ? null : { name: row.top_user, calls: Number(row.top_calls) },
           });
         }
-        return { lease: row.lease === null ? null : BigInt(row.lease), waitMs: Math.max(0, row.wait_ms) };
+        const ticket: Ticket = {
+          lease: row.lease === null ? null : BigInt(row.lease),
+          slotMs: row.slot_ms ?? 0,
+          nextSlot: row.next_slot,
+          periodStart: row.period_start,
+        };
+        // The slot's time here: the statement decided `queued_ms` after it was sent, and the slot is
+        // `wait_ms` after that (early by at most the statement's way there, which the margin covers).
+        let slotAt = asked + row.queued_ms + row.wait_ms;
+        for (let reslots = 0; ; reslots++) {
+          try {
+            // One timed wait until the slot.
+            const wait = slotAt - performance.now();
+            if (wait > 0) await sleep(wait, signal);
+            signal?.throwIfAborted();
+          } catch (err) {
+            await abandonTicket(provider, plan, ticket, user);
+            throw err;
+          }
+          // A call leaving later than the tolerance past its slot could crowd the next one: it takes
+          // the next free slot instead, keeping its lease and budget unit (one statement), once; late
+          // again, its process is too busy to keep slots, and more statements would only add to it.
+          if (ticket.nextSlot === null || performance.now() - slotAt <= LATE_TOLERANCE_MS) return ticket;
+          const left = reslots === 0 ? Math.max(0, until - performance.now()) : -1;
+          const next = await (left < 0 ? Promise.resolve(null) : reslot(provider, ticket, left)).catch(
+            async (err: unknown) => {
+              await abandonTicket(provider, plan, ticket, user);
+              throw err;
+            },
+          );
+          if (next === null) {
+            await abandonTicket(provider, plan, ticket, user);
+            throw new UpstreamError(
+              provider,
+              'paced',
+              "no free slot under the provider's pacing in time",
+              undefined,
+              1,
+            );
+          }
+          slotAt = next;
+        }
       }
-      if (row.outcome === 'busy' && performance.now() + BUSY_RETRY_MS <= until) {
-        await sleep(Math.min(BUSY_RETRY_MS, Math.max(1, row.retry_ms)), signal);
+      const answered = performance.now();
+      if (row.outcome === 'busy' && answered < until) {
+        // One wait: until a lease frees (any process), the oldest one expires, or the wait's bound.
+        await signals.wait(provider, Math.min(until - answered, Math.max(1, row.retry_ms)), signal);
         continue;
       }
       const seconds = Math.max(1, Math.ceil(row.retry_ms / 1000));
@@ -190,6 +314,15 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
           provider,
           'budget_exhausted',
           `budget of calls spent for this period (${seconds} s until it renews)`,
+          undefined,
+          row.retry_ms,
+        );
+      }
+      if (row.outcome === 'user_budget_exhausted') {
+        throw new UpstreamError(
+          provider,
+          'budget_exhausted',
+          `this user's share of the budget of calls is spent for this period (${seconds} s until it renews)`,
           undefined,
           row.retry_ms,
         );
@@ -207,27 +340,17 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
   function permit(
     provider: ProviderSlug,
     plan: PacingPlan,
-    lease: bigint | null,
+    ticket: Ticket | null,
     viaDb: boolean,
-    waitMs = 0,
+    user?: number,
   ): CallPermit {
     let done = false;
+    const lease = ticket?.lease ?? null;
     return {
-      waitMs,
       abandon() {
         if (done) return Promise.resolve();
         done = true;
-        if (lease === null && !plan.budget) return Promise.resolve();
-        // The unit is given back to the period of the moment (a wait never spans more than seconds).
-        return write(
-          pool.query(
-            `WITH lease AS (DELETE FROM provider_call_leases WHERE id = $2)
-             UPDATE provider_budget_usage SET calls = calls - 1
-              WHERE provider = $1 AND period = $3 AND period_start = date_trunc($3, clock_timestamp(), 'UTC')
-                AND calls > 0 AND $4`,
-            [provider, lease === null ? null : lease.toString(), plan.budget?.period ?? 'month', plan.budget !== null],
-          ),
-        );
+        return ticket ? abandonTicket(provider, plan, ticket, user) : Promise.resolve();
       },
       release(outcome) {
         if (done) return Promise.resolve();
@@ -254,9 +377,10 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
         // it is stored when it paces, or when it is news (the upstream's own count shows on /status).
         const reported = plan.learnable && answered && (now === 'limited' || before !== 'unlimited');
         if (plan.learnable && answered) known.set(provider, now);
+        if (lease !== null) signals.freed(provider);
         if (lease === null && !reported) return Promise.resolve();
         if (!viaDb && !reported) return Promise.resolve();
-        const written = write(
+        return write(
           pool.query('SELECT report_provider_call($1, $2, $3, $4, $5, $6, $7, $8)', [
             provider,
             lease === null ? null : lease.toString(),
@@ -268,37 +392,39 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
             stored.periodResetMs,
           ]),
         );
-        reporting.set(provider, written);
-        void written.then(() => {
-          if (reporting.get(provider) === written) reporting.delete(provider);
-        });
-        return written;
       },
     };
   }
 
-  async function admit(provider: ProviderSlug, maxWaitMs: number, signal?: AbortSignal): Promise<CallPermit | null> {
+  async function admit(
+    provider: ProviderSlug,
+    maxWaitMs: number,
+    signal?: AbortSignal,
+    user?: number,
+  ): Promise<CallPermit | null> {
     const plan = options.plans.get(provider);
     if (!plan) return null;
-    // What this process's last call of the provider reported paces this one: it is stored first.
-    const pending = reporting.get(provider);
-    if (pending) await pending;
     const paced = isPaced(plan);
     if (!plan.learnable) {
       if (!paced) return null;
-      const slot = await acquire(provider, plan, maxWaitMs, signal);
-      return permit(provider, plan, slot.lease, true, slot.waitMs);
+      const ticket = await acquire(provider, plan, maxWaitMs, signal, user);
+      return permit(provider, plan, ticket, true, user);
     }
     const state = known.get(provider) ?? 'unknown';
-    if (state === 'unlimited' && !paced) return permit(provider, plan, null, false);
-    const slot = await acquire(provider, plan, maxWaitMs, signal);
-    return permit(provider, plan, slot.lease, true, slot.waitMs);
+    if (state === 'unlimited' && !paced) return permit(provider, plan, null, false, user);
+    const ticket = await acquire(provider, plan, maxWaitMs, signal, user);
+    return permit(provider, plan, ticket, true, user);
   }
 
+  const settled = async () => {
+    while (writes.size > 0) await Promise.all([...writes]);
+  };
   return {
     admit,
-    async settled() {
-      while (writes.size > 0) await Promise.all([...writes]);
+    settled,
+    async close() {
+      await settled();
+      await signals.close();
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { Config } from '../../config/index.js';
-import type { ProviderLimitsSetting } from '../../config/provider-limits.js';
+import { DEFAULT_USER_SHARE_PERCENT, type ProviderLimitsSetting } from '../../config/provider-limits.js';
 import type { ProviderDescriptor } from '../../providers/types.js';
 
 /*
@@ -12,18 +12,22 @@ import type { ProviderDescriptor } from '../../providers/types.js';
 export interface Budget {
   period: 'month' | 'day';
   calls: number;
+  /** The calls one user's searches may make of it this period (null: no share, one pool). */
+  perUser: number | null;
 }
 
 export interface PacingPlan {
-  /** Spacing between two calls, ms (none: not paced by a rate). */
+  /** The rate's interval between two calls, ms (none: not paced by a rate). */
   intervalMs: number | null;
+  /** What the pacer spaces slots by: the interval with the rate's share of SLOT_MARGIN_MS, ms. */
+  slotMs: number | null;
   /** The operator set the rate: what the upstream reports may slow it, never speed it up. */
   explicitRate: boolean;
   concurrency: number | null;
   budget: Budget | null;
   /** The upstream reports its limits on its answers (pace by them). */
   learnable: boolean;
-  /** Spacing until the upstream has reported anything (its lowest plan), ms. */
+  /** Slot spacing until the upstream has reported anything (its lowest plan, with its margin), ms. */
   provisionalMs: number | null;
   /** How long a call may hold a concurrency slot at most (its timeout, and a margin), ms. */
   holdMs: number;
@@ -33,6 +37,17 @@ export interface PacingPlan {
 
 export const spacingMs = (rate: { limit: number; windowSeconds: number }): number =>
   (rate.windowSeconds * 1000) / rate.limit;
+
+/**
+ * A rate must hold in every sliding window at the upstream, yet a call leaves up to the pacer's
+ * LATE_TOLERANCE_MS after its slot and takes a little longer than another on its way there (a busy
+ * event loop, a new connection). The slots of one window share this margin: `limit` calls spaced by
+ * the interval plus margin / limit span the window plus the margin.
+ */
+export const SLOT_MARGIN_MS = 150;
+
+export const slotSpacingMs = (rate: { limit: number; windowSeconds: number }): number =>
+  spacingMs(rate) + SLOT_MARGIN_MS / rate.limit;
 
 function hostOf(url: string): string {
   try {
@@ -55,12 +70,9 @@ export function pacingPlan(descriptor: ProviderDescriptor, config: Config, timeo
   const terms = termsApply(descriptor, config) ? descriptor.terms : undefined;
   let usedTerms = false;
 
-  let intervalMs: number | null = null;
-  if (setting.rate) intervalMs = spacingMs({ limit: setting.rate.limit, windowSeconds: setting.rate.windowSeconds });
-  else if (setting.rate === undefined && terms?.rate) {
-    intervalMs = spacingMs(terms.rate);
-    usedTerms = true;
-  }
+  const rate = setting.rate ? setting.rate : setting.rate === undefined ? terms?.rate : undefined;
+  if (!setting.rate && rate) usedTerms = true;
+  const intervalMs = rate ? spacingMs(rate) : null;
 
   let concurrency: number | null = null;
   if (setting.concurrency) concurrency = setting.concurrency;
@@ -69,27 +81,36 @@ export function pacingPlan(descriptor: ProviderDescriptor, config: Config, timeo
     usedTerms = true;
   }
 
-  let budget: Budget | null = null;
-  if (setting.month) budget = { period: 'month', calls: setting.month };
-  else if (setting.day) budget = { period: 'day', calls: setting.day };
+  let pool: Omit<Budget, 'perUser'> | null = null;
+  if (setting.month) pool = { period: 'month', calls: setting.month };
+  else if (setting.day) pool = { period: 'day', calls: setting.day };
   else if (setting.month === undefined && setting.day === undefined && terms?.budget) {
-    budget = terms.budget(config);
-    if (budget) usedTerms = true;
+    pool = terms.budget(config);
+    if (pool) usedTerms = true;
   }
+  const share = setting.userShare === undefined ? DEFAULT_USER_SHARE_PERCENT : setting.userShare;
+  const budget: Budget | null = pool && { ...pool, perUser: userAllowance(pool.calls, share) };
 
   const report = descriptor.limitsReport;
   // The lowest plan's rate binds the upstream's own host, as its terms do.
   const provisional = setting.rate === null || !terms ? undefined : report?.untilReported;
   return {
     intervalMs,
+    slotMs: rate ? slotSpacingMs(rate) : null,
     explicitRate: Boolean(setting.rate),
     concurrency,
     budget,
     learnable: report !== undefined,
-    provisionalMs: provisional ? spacingMs(provisional) : null,
+    provisionalMs: provisional ? slotSpacingMs(provisional) : null,
     holdMs: timeoutMs + 5000,
     source: usedTerms ? (terms?.source ?? '') : '',
   };
+}
+
+/** A user's calls of a budget under a share (%): at least one, and none when the share is the whole. */
+export function userAllowance(calls: number, sharePercent: number | null): number | null {
+  if (sharePercent === null || sharePercent >= 100) return null;
+  return Math.max(1, Math.floor((calls * sharePercent) / 100));
 }
 
 /** Whether every call must pass the shared pacer (a statement per call); else only learnable answers are read. */

@@ -1,3 +1,4 @@
+import { currentCaller } from '../caller.js';
 import { asUpstreamError, cutShort } from '../failures.js';
 import { HttpFailure } from '../http.js';
 import type { CallOutcome, CallPermit, Pacer } from '../pacing/pacer.js';
@@ -34,7 +35,8 @@ export function paced(pacer: Pacer | undefined, log?: PacedLog): PacedStage {
   async function admit(provider: ProviderSlug, maxWaitMs: number, signal?: AbortSignal) {
     if (!pacer) return null;
     try {
-      return await pacer.admit(provider, maxWaitMs, signal);
+      // Whose search makes the call: their share of a budget applies (none for probes).
+      return await pacer.admit(provider, maxWaitMs, signal, currentCaller()?.userId);
     } catch (err) {
       if (err instanceof UpstreamError) throw err;
       if (err instanceof HttpFailure) throw asUpstreamError(provider, err);

@@ -1,3 +1,4 @@
+import { currentCaller } from '../caller.js';
 import { asUpstreamError } from '../failures.js';
 import type { HealthRecorder, ObservationSource } from '../health-recorder.js';
 import { HttpFailure } from '../http.js';
@@ -124,6 +125,9 @@ export function recordCalls(deps: RecordDeps): CallRecord {
       const ms = performance.now() - startedAt;
       const refused = refusalOf(call, err);
       if (refused) {
+        // The upstream counted the call: the caller pays for it even though it answers 400.
+        const caller = refused.callerRefused ? currentCaller() : undefined;
+        if (caller) caller.refusedCalls++;
         deps.onCall?.(provider, source, 'refused', ms / 1000);
         return refused;
       }

@@ -29,6 +29,7 @@ function planOf(plan: Partial<PacingPlan>): Map<ProviderSlug, PacingPlan> {
       PROVIDER,
       {
         intervalMs: null,
+        slotMs: plan.intervalMs ?? null,
         explicitRate: false,
         concurrency: null,
         budget: null,
@@ -54,7 +55,7 @@ describe('the paced stage', () => {
   it('gives back the lease and the budget unit of a wait cut short by the request, and makes no call', async () => {
     // One call a minute, one at a time, ten a day: the second call's slot is a minute away.
     const pacer = createPacer(db.pool, {
-      plans: planOf({ intervalMs: 60_000, concurrency: 1, budget: { period: 'day', calls: 10 } }),
+      plans: planOf({ intervalMs: 60_000, concurrency: 1, budget: { period: 'day', calls: 10, perUser: null } }),
       reports: new Map(),
     });
     const stage = paced(pacer);
