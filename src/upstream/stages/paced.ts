@@ -40,6 +40,8 @@ export function paced(pacer: Pacer | undefined, log?: PacedLog): PacedStage {
     } catch (err) {
       if (err instanceof UpstreamError) throw err;
       if (err instanceof HttpFailure) throw asUpstreamError(provider, err);
+      // The request gave up while the pacer waited for the slot (the pacer gave the slot back).
+      if (signal?.aborted) throw cutShort(provider, signal);
       log?.warn({ provider, error: err instanceof Error ? err.message : String(err) }, 'pacing unavailable');
       throw new UpstreamError(provider, 'paced', 'pacing could not be checked (database unavailable)');
     }
