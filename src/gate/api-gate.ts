@@ -111,6 +111,8 @@ export interface GateOptions {
    * Basic auth) reads them too.
    */
   presented?: (request: FastifyRequest) => string | null;
+  /** The body of a refusal (401, 403, 429, 503) in the door's own error shape (default `{detail}`). */
+  refusal?: (detail: string) => Record<string, unknown>;
 }
 
 export interface ApiGate {
@@ -163,6 +165,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
   const refuse = (
     request: FastifyRequest,
     reply: FastifyReply,
+    shape: GateOptions['refusal'],
     why: GateRefusal,
     status: number,
     detail: string,
@@ -170,7 +173,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
   ) => {
     request.apiCall = { outcome: why, rate };
     if (status === 401) reply.header('WWW-Authenticate', 'Api-Key');
-    return reply.code(status).send({ detail });
+    return reply.code(status).send(shape ? shape(detail) : { detail });
   };
 
   /** Sets `request.apiCall` and returns undefined, or sends the refusal and returns the reply (Fastify then stops). */
@@ -181,9 +184,11 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
   ): Promise<FastifyReply | undefined> {
     const presented = options.presented ? options.presented(request) : presentedKey(request.headers);
     const identity: Identity = authenticator.identify(presented);
-    if (identity.kind === 'not-provided') return refuse(request, reply, 'unauthenticated', 401, NOT_PROVIDED);
-    if (identity.kind === 'invalid') return refuse(request, reply, 'unauthenticated', 401, INVALID_KEY);
-    if (identity.kind === 'disabled') return refuse(request, reply, 'forbidden', 403, USER_DISABLED);
+    if (identity.kind === 'not-provided')
+      return refuse(request, reply, options.refusal, 'unauthenticated', 401, NOT_PROVIDED);
+    if (identity.kind === 'invalid')
+      return refuse(request, reply, options.refusal, 'unauthenticated', 401, INVALID_KEY);
+    if (identity.kind === 'disabled') return refuse(request, reply, options.refusal, 'forbidden', 403, USER_DISABLED);
     const plan = options.limited ? (request.routeOptions.config?.apiGate?.(request) ?? UNMETERED) : UNMETERED;
     if (identity.kind === 'ok' && !options.limited) {
       request.apiCall = {
@@ -213,7 +218,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
       if (!databaseAway) request.log.warn({ err }, 'the API gate cannot reach the database: answering 503');
       databaseAway = true;
       reply.header('Retry-After', UNAVAILABLE_RETRY_AFTER);
-      return refuse(request, reply, 'unavailable', 503, UNAVAILABLE);
+      return refuse(request, reply, options.refusal, 'unavailable', 503, UNAVAILABLE);
     }
     if (databaseAway) {
       databaseAway = false;
@@ -224,13 +229,13 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
     const admission = decided.admission;
     switch (admission.verdict) {
       case 'invalid-key':
-        return refuse(request, reply, 'unauthenticated', 401, INVALID_KEY);
+        return refuse(request, reply, options.refusal, 'unauthenticated', 401, INVALID_KEY);
       case 'disabled-user':
-        return refuse(request, reply, 'forbidden', 403, USER_DISABLED);
+        return refuse(request, reply, options.refusal, 'forbidden', 403, USER_DISABLED);
       case 'throttled': {
         const wait = retryAfterSeconds(admission.rate);
         reply.header('Retry-After', String(wait));
-        return refuse(request, reply, 'rate', 429, throttledDetail(wait), admission.rate);
+        return refuse(request, reply, options.refusal, 'rate', 429, throttledDetail(wait), admission.rate);
       }
       case 'quota-exhausted': {
         const now = new Date(clock?.() ?? Date.now());
@@ -242,6 +247,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
         return refuse(
           request,
           reply,
+          options.refusal,
           'quota',
           429,
           `Monthly search quota exhausted${short}. It resets on ${monthStart(resets)}.`,
