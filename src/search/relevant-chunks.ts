@@ -27,7 +27,8 @@ function cutAt(text: string, max: number, boundary: RegExp): string[] {
   while (rest.length > max) {
     const head = rest.slice(0, max + 1);
     let at = -1;
-    for (const m of head.matchAll(boundary)) if (m.index > 0 && m.index + m[0].length <= max) at = m.index + m[0].length;
+    for (const m of head.matchAll(boundary))
+      if (m.index > 0 && m.index + m[0].length <= max) at = m.index + m[0].length;
     if (at <= 0) at = max;
     out.push(rest.slice(0, at).trim());
     rest = rest.slice(at).trim();

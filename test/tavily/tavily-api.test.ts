@@ -69,7 +69,11 @@ function pinResults(q: string, pages: string[]) {
   for (const engine of [web.brave, web.mojeek, web.marginalia, web.staan]) {
     engine.setResults(
       q,
-      pages.map((url, i) => ({ url, title: `${q} page ${i}`, description: `About <b>${q}</b> &amp; more, page ${i}.` })),
+      pages.map((url, i) => ({
+        url,
+        title: `${q} page ${i}`,
+        description: `About <b>${q}</b> &amp; more, page ${i}.`,
+      })),
     );
   }
 }
@@ -89,13 +93,11 @@ describe('POST /tavily/search as tavily-python sends it', () => {
     expect(results).toHaveLength(3);
     for (const r of results) {
       // published_date when an engine dated the result.
-      expect(Object.keys(r).filter((k) => k !== 'published_date').sort()).toEqual([
-        'content',
-        'raw_content',
-        'score',
-        'title',
-        'url',
-      ]);
+      expect(
+        Object.keys(r)
+          .filter((k) => k !== 'published_date')
+          .sort(),
+      ).toEqual(['content', 'raw_content', 'score', 'title', 'url']);
       expect(r.raw_content).toBeNull();
       expect(r.content).not.toMatch(/[<>]/);
     }

@@ -86,7 +86,8 @@ export async function runTavilyExtract(
     const result: TavilyExtractResult = {
       url: page.url,
       title: page.title,
-      raw_content: params.query === null ? page.content : relevantChunks(page.content, params.query, params.chunksPerSource),
+      raw_content:
+        params.query === null ? page.content : relevantChunks(page.content, params.query, params.chunksPerSource),
     };
     if (params.images) result.images = params.format === 'markdown' ? markdownImages(page.content) : [];
     if (params.favicon) result.favicon = faviconOf(page.final_url);

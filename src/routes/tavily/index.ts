@@ -46,8 +46,10 @@ export async function tavilyRoutes(scope: FastifyInstance, options: TavilyRoutes
             : error.message || 'Bad request.';
     return reply.code(status).send(tavilyError(message));
   });
-  scope.setNotFoundHandler((request, reply) =>
-    reply.code(404).send(tavilyError(`Not found: this API has POST ${scope.prefix}/search and POST ${scope.prefix}/extract.`)),
+  scope.setNotFoundHandler((_request, reply) =>
+    reply
+      .code(404)
+      .send(tavilyError(`Not found: this API has POST ${scope.prefix}/search and POST ${scope.prefix}/extract.`)),
   );
 
   scope.post('/search', { config: { apiGate: firstSearch } }, async (request, reply) => {

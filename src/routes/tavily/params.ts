@@ -141,7 +141,8 @@ function domainOf(raw: string): string {
 
 export function parseTavilySearch(body: unknown, now: number): Parsed<TavilySearch> {
   if (!bodyObject(body)) return { ok: false, error: NOT_AN_OBJECT };
-  if (!Object.hasOwn(body, 'query') || body.query === null) return { ok: false, error: 'query: The query is required.' };
+  if (!Object.hasOwn(body, 'query') || body.query === null)
+    return { ok: false, error: 'query: The query is required.' };
   const parsed = parseFields(tavilySearchSchema, body);
   if (!parsed.ok) return { ok: false, error: describe(parsed.errors) };
   const v = parsed.value;

@@ -97,7 +97,9 @@ export async function runTavilySearch(
   };
   const main = params.news
     ? searchNews(app, webParams).then((o) =>
-        o.status === 200 ? { status: 200 as const, found: o.body.results.map((r): Found => ({ ...r, favicon: '' })) } : o,
+        o.status === 200
+          ? { status: 200 as const, found: o.body.results.map((r): Found => ({ ...r, favicon: '' })) }
+          : o,
       )
     : searchWeb(app, webParams).then((o) =>
         o.status === 200
