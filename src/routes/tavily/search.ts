@@ -50,6 +50,7 @@ interface Found {
   favicon: string;
 }
 
+const IMAGES_MIN = 5;
 const round4 = (n: number) => Math.round(n * 10_000) / 10_000;
 
 /** The searches a request counts before any is given back. */
@@ -142,7 +143,11 @@ export async function runTavilySearch(
     if (params.favicon) result.favicon = faviconOf(r.url, r.favicon);
     return result;
   });
-  const imageList = images?.status === 200 ? images.body.results.filter((image) => image.thumbnail !== '') : [];
+  // As many images as results, five at least (Tavily's own answers carry a handful).
+  const imageList =
+    images?.status === 200
+      ? images.body.results.filter((image) => image.thumbnail !== '').slice(0, Math.max(params.maxResults, IMAGES_MIN))
+      : [];
   return {
     ok: true,
     body: {
