@@ -251,6 +251,25 @@ describe('POST /tavily/extract as tavily-python sends it', () => {
   });
 });
 
+describe('with page contents off (CONTENTS_ENABLED=false)', () => {
+  it('answers raw_content null, counting the engines only, and 404 for extract', async () => {
+    const off = await buildTestApp(db, { ...fakes.env, ...UNTHROTTLED, CONTENTS_ENABLED: 'false' });
+    try {
+      const { apiKey: key, userId: id } = await createUserWithKey(db.pool, 'tavily-off');
+      const res = await python('/search', '{"query": "contents off", "include_raw_content": true}', key, off);
+      expect(res.status).toBe(200);
+      for (const r of res.body.results as Body[]) expect(r.raw_content).toBeNull();
+      expect(await searchesCounted(off, db, id)).toBe(4);
+      const extract = await python('/extract', `{"urls": ["${site.url}/article.html"], "timeout": 30}`, key, off);
+      expect(extract.status).toBe(404);
+      expect((extract.body.detail as Body).error).toMatch(/CONTENTS_ENABLED=false/);
+      expect(await searchesCounted(off, db, id)).toBe(4);
+    } finally {
+      await off.close();
+    }
+  });
+});
+
 describe("errors in Tavily's shape, by the status tavily-python classifies", () => {
   it('401 (InvalidAPIKeyError) without a key and with a wrong one', async () => {
     const keyless = await python('/search', '{"query": "x"}', null);
