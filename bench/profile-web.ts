@@ -1,6 +1,9 @@
 /*
  * Ad-hoc profiling helper: Sift (dist/) under load (web search by default) against every upstream's fake.
- * PROF=1 writes a V8 CPU profile to bench/results/ (open it in Chrome DevTools).
+ * PROF=1 writes a V8 CPU profile of each server process (W=<workers>: each worker's and the primary's) into
+ * bench/results/profile-<time>/ (open one in Chrome DevTools), and once the server has stopped prints their
+ * summary, self time by module (bench/profile-summary.ts), which it also writes there as summary.md.
+ * The side by side's load (bench/README.md, section side): KEYS=1000, the default path and 100 connections.
  * PERF=1 records the measured window with Linux perf (`perf record -e cpu-clock -g`, every thread of the server:
  * V8's compiler and GC threads too, which a V8 CPU profile leaves out, and the kernel's side of system calls)
  * into bench/results/perf-<time>.data, the server running with --perf-basic-prof so that perf names the compiled
@@ -16,9 +19,10 @@
  * endpoint first, as `npm run bench` does, leaves the code that they share compiled for all of them.
  */
 import { spawn } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { mkdirSync, openSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { childPids, cpuMsOf, postgresCpuMs, serverNodeFlags } from './proc.js';
+import { monotonicUs, readProfiles, summarize, summaryMarkdown } from './profile-summary.js';
 import { rotatingLoad } from './rotating-load.js';
 import { startAllFakes } from '../test/fakes/all.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
@@ -36,7 +40,9 @@ const keys: string[] = [];
 for (let i = 0; i < Number(process.env.KEYS ?? 500); i++) keys.push((await issueApiKey(pool, u.id)).key);
 await pool.end();
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const profFlags = process.env.PROF ? ['--cpu-prof', '--cpu-prof-dir=bench/results'] : [];
+const profDir = process.env.PROF ? `bench/results/profile-${new Date().toISOString().replace(/[:.]/g, '-')}` : '';
+if (profDir) mkdirSync(path.join(root, profDir), { recursive: true });
+const profFlags = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
 // Node flags of the server under load, Sift's or the floor's (e.g. --perf-basic-prof for `perf`).
 const nodeArgs = [
   ...(process.env.SIFT_NODE_ARGS ?? '').split(' ').filter(Boolean),
@@ -151,7 +157,9 @@ const commits0 = await commits();
 const cpu0 = cpuMs();
 const pgCpu0 = pgCpuMs();
 const perf = process.env.PERF ? startPerf(Number(process.env.D ?? 10)) : undefined;
+const measuredFromUs = monotonicUs();
 const r = await load(Number(process.env.D ?? 10));
+const measuredToUs = monotonicUs();
 if (perf) console.log('perf data', await perf);
 const cpu = cpuMs() - cpu0;
 const pgCpu = pgCpuMs() - pgCpu0;
@@ -180,3 +188,20 @@ child.kill('SIGTERM');
 await new Promise((r) => child.on('exit', r));
 await fakes.close();
 await pg.stop();
+if (profDir) {
+  // Each process writes its profile as it exits (a worker's when the primary has stopped it).
+  const dir = path.join(root, profDir);
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => path.join(dir, f));
+  const summary = [
+    `Load: P=${paths.join(' ')} (request counter appended), ${process.env.C ?? 100} connections, ${keys.length} keys, W=${process.env.W ?? '1'}, ${process.env.D ?? 10} s measured after the warm-up: ${r.requests.average} req/s, ${(cpu / r.requests.total).toFixed(3)} CPU ms a request (the server's processes), ${(pgCpu / r.requests.total).toFixed(3)} PostgreSQL CPU ms (every PostgreSQL process); profiles: ${files.map((f) => path.basename(f)).join(', ')}.`,
+    '',
+    summaryMarkdown(
+      summarize(readProfiles(files), root, { fromUs: measuredFromUs, toUs: measuredToUs }),
+      Number(process.env.TOP ?? 25),
+    ),
+  ].join('\n');
+  writeFileSync(path.join(dir, 'summary.md'), `${summary}\n`);
+  console.log(`\n${summary}\n\nsummary written to ${path.join(profDir, 'summary.md')}`);
+}

@@ -4,7 +4,7 @@
  * .json, named by the run's start in UTC, so that the record of full runs is a folder of files
  * rather than a diary in bench/README.md.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export interface RunFigures {
@@ -16,6 +16,8 @@ export interface RunFigures {
   json: unknown;
   /** Whether every section ran (no BENCH_ONLY). */
   full: boolean;
+  /** For a section run alone: added to both names (`latest-contents`, `2026-12-07-0512-contents`). */
+  section?: string;
 }
 
 /** `2026-12-04-1756` for a run started at 2026-12-04T17:56Z. */
@@ -25,8 +27,8 @@ export function datedName(at: Date): string {
 }
 
 /** A dated name no earlier run in `dir` holds: a second full run in the same minute gets `-2`, and so on. */
-function freeDatedName(dir: string, at: Date): string {
-  const base = datedName(at);
+function freeDatedName(dir: string, at: Date, suffix: string): string {
+  const base = `${datedName(at)}${suffix}`;
   const taken = (name: string) =>
     existsSync(path.join(dir, `${name}.md`)) || existsSync(path.join(dir, `${name}.json`));
   let name = base;
@@ -39,8 +41,9 @@ export function writeRunFigures(dir: string, figures: RunFigures): string[] {
   mkdirSync(dir, { recursive: true });
   const markdown = figures.markdown.endsWith('\n') ? figures.markdown : `${figures.markdown}\n`;
   const json = `${JSON.stringify(figures.json, null, 2)}\n`;
-  const names = ['latest'];
-  if (figures.full) names.push(freeDatedName(dir, figures.at));
+  const suffix = figures.section ? `-${figures.section}` : '';
+  const names = [`latest${suffix}`];
+  if (figures.full) names.push(freeDatedName(dir, figures.at, suffix));
   const written: string[] = [];
   for (const name of names) {
     for (const [ext, text] of [
@@ -53,4 +56,51 @@ export function writeRunFigures(dir: string, figures: RunFigures): string[] {
     }
   }
   return written;
+}
+
+/** One side's figures in the side section (the side by side with SearXNG's load): medians of its rounds. */
+export interface SideFigures {
+  rps: number;
+  /** Sift's CPU (primary and workers) per search, ms. */
+  siftCpuMsPerSearch: number;
+  /** PostgreSQL's CPU (Sift's backends) per search, ms. */
+  pgCpuMsPerSearch: number;
+  totalCpuMsPerSearch: number;
+  /** The range of Sift + PostgreSQL CPU per search over the side's rounds (its A/A), ms. */
+  spreadMs: number;
+  /** The range of the rounds' throughput, req/s. */
+  rpsSpread: number;
+}
+
+export interface SideResults {
+  workers: number;
+  setting: string;
+  clustered: SideFigures;
+  oneProcess: SideFigures;
+}
+
+const isFigures = (x: unknown): x is SideFigures =>
+  typeof x === 'object' &&
+  x !== null &&
+  ['rps', 'siftCpuMsPerSearch', 'pgCpuMsPerSearch'].every((k) => typeof (x as Record<string, unknown>)[k] === 'number');
+
+/**
+ * The side section's figures of the newest results file in `dir` that has them (newest by the run's
+ * start, `at`, which every results file holds: a section run alone writes only latest.json), to
+ * print beside a new run's; none before the section existed.
+ */
+export function previousSideFigures(dir: string): { file: string; side: SideResults } | undefined {
+  if (!existsSync(dir)) return undefined;
+  let best: { file: string; side: SideResults; at: string } | undefined;
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
+    try {
+      const run = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as { at?: string; side?: SideResults };
+      const side = run.side;
+      if (!side || !isFigures(side.clustered) || !isFigures(side.oneProcess) || typeof run.at !== 'string') continue;
+      if (!best || run.at > best.at) best = { file, side, at: run.at };
+    } catch {
+      /* not a results file */
+    }
+  }
+  return best && { file: best.file, side: best.side };
 }

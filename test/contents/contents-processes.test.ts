@@ -89,7 +89,8 @@ async function startInstance(): Promise<ServerProcess & { port: number }> {
     API_THROTTLE_SUSTAINED: '1000000/day',
     CONTENTS_ALLOW_HOSTS: `127.0.0.1:${site.port}`,
     CONTENTS_HOST_CONCURRENCY: String(HOST_CONCURRENCY),
-    CONTENTS_TIMEOUT_SECONDS: '20',
+    CONTENTS_TIMEOUT_SECONDS: '60',
+    CONTENTS_EXTRACT_THREADS: '1',
   });
   const instance = { ...server, port };
   servers.push(instance);

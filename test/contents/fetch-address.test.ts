@@ -129,7 +129,7 @@ describe('contents fetching refuses private addresses before connecting', () => 
     fetcher = createPageFetcher({
       allowHosts: [`127.0.0.1:${site.port === 65535 ? 1 : site.port + 1}`],
       maxBytes: 1024 * 1024,
-      timeoutMs: 5000,
+      timeoutMs: 15_000,
       userAgent: UA,
       respectRobots: true,
       lookup,
@@ -197,7 +197,7 @@ describe('contents fetching refuses private addresses before connecting', () => 
     const real = createPageFetcher({
       allowHosts: [],
       maxBytes: 1024,
-      timeoutMs: 5000,
+      timeoutMs: 15_000,
       userAgent: UA,
       respectRobots: false,
     });
@@ -223,7 +223,7 @@ describe('contents fetching from an allowed host', () => {
     fetcher = createPageFetcher({
       allowHosts: [`127.0.0.1:${site.port}`],
       maxBytes: 1024 * 1024,
-      timeoutMs: 5000,
+      timeoutMs: 15_000,
       userAgent: UA,
       respectRobots: false,
       lookup: resolve,

@@ -5,8 +5,10 @@ import { stubLookup } from './connections.js';
 
 const UA = 'Sift/0.1 (+https://github.com/sift-search/sift; bot)';
 const MAX_BYTES = 64 * 1024;
-/** Long enough for every normal answer of a loopback fake; the slow sites never finish. */
-const TIMEOUT_MS = 1500;
+/** Far longer than any answer of a loopback fake takes, even on a loaded machine. */
+const TIMEOUT_MS = 15_000;
+/** The time cap of the fetches of sites that never finish: these end at it however short it is. */
+const SHORT_TIMEOUT_MS = 1000;
 
 async function failureOf(promise: Promise<unknown>): Promise<ContentsFailure> {
   const outcome = await promise.then(
@@ -19,6 +21,7 @@ async function failureOf(promise: Promise<unknown>): Promise<ContentsFailure> {
 
 let site: SiteFake;
 let fetcher: PageFetcher;
+let shortFetcher: PageFetcher;
 const clock = { now: Date.parse('2026-12-07T10:00:00Z') };
 
 beforeAll(async () => {
@@ -31,9 +34,17 @@ beforeAll(async () => {
     respectRobots: false,
     now: () => clock.now,
   });
+  shortFetcher = createPageFetcher({
+    allowHosts: [`127.0.0.1:${site.port}`],
+    maxBytes: MAX_BYTES,
+    timeoutMs: SHORT_TIMEOUT_MS,
+    userAgent: UA,
+    respectRobots: false,
+  });
 });
 afterAll(async () => {
   await fetcher.close();
+  await shortFetcher.close();
   await site.close();
 });
 
@@ -193,12 +204,12 @@ describe('contents fetching: size and time caps', () => {
   });
 
   it('ends a site that trickles its body at the time cap, as timeout', async () => {
-    const failure = await failureOf(fetcher.fetch(`${site.url}/trickle`));
+    const failure = await failureOf(shortFetcher.fetch(`${site.url}/trickle`));
     expect(failure.reason).toBe('timeout');
   });
 
   it('ends a site that never answers at the time cap, as timeout', async () => {
-    const failure = await failureOf(fetcher.fetch(`${site.url}/hang`));
+    const failure = await failureOf(shortFetcher.fetch(`${site.url}/hang`));
     expect(failure.reason).toBe('timeout');
   });
 

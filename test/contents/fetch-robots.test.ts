@@ -22,7 +22,7 @@ function makeFetcher(respectRobots: boolean): PageFetcher {
   return createPageFetcher({
     allowHosts: [`127.0.0.1:${site.port}`],
     maxBytes: 1024 * 1024,
-    timeoutMs: 5000,
+    timeoutMs: 15_000,
     userAgent: UA,
     respectRobots,
     now: () => clock.now,

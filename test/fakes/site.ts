@@ -83,6 +83,8 @@ export interface SiteRequest {
 }
 
 export interface SiteFakeOptions {
+  /** The port to listen on (default: any free one). */
+  port?: number;
   /** Bytes of the pages served over a size cap (default 256 KiB). */
   bigBytes?: number;
   /** What the compressed "bombs" inflate to (default 16 MiB). */
@@ -118,10 +120,13 @@ export async function startSiteFake(options: SiteFakeOptions = {}): Promise<Site
   const bigBytes = options.bigBytes ?? 256 * 1024;
   const bombBytes = options.bombBytes ?? 16 * 1024 * 1024;
   const bigPage = `<html><body><p>${'x'.repeat(bigBytes)}</p></body></html>`;
-  // Compressed when first asked for, so a test that does not ask pays nothing for them.
-  const bomb = () => Buffer.concat([Buffer.from('<html><body><p>'), Buffer.alloc(bombBytes, 0x20)]);
-  let gzipBomb: Buffer | undefined;
-  let brotliBomb: Buffer | undefined;
+  // Made cheaply, before any request: the gzip bomb is one member of 1 MiB of spaces repeated
+  // (a gzip stream of several members decodes to all of them), the brotli one at quality 1.
+  const member = gzipSync(Buffer.alloc(1024 * 1024, 0x20), { level: 9 });
+  const gzipBomb = Buffer.concat(Array.from({ length: Math.ceil(bombBytes / (1024 * 1024)) }, () => member));
+  const brotliBomb = brotliCompressSync(Buffer.alloc(bombBytes, 0x20), {
+    params: { [constants.BROTLI_PARAM_QUALITY]: 1 },
+  });
   let robots: RobotsAnswer = { status: 200, body: SITE_ROBOTS };
   const sockets = new Set<Socket>();
   const html = (body: string | Buffer, charset = 'utf-8'): Reply => ({
@@ -223,11 +228,11 @@ export async function startSiteFake(options: SiteFakeOptions = {}): Promise<Site
     },
     '/gzip-bomb': () => ({
       headers: { 'content-type': 'text/html', 'content-encoding': 'gzip' },
-      body: (gzipBomb ??= gzipSync(bomb(), { level: 9 })),
+      body: gzipBomb,
     }),
     '/br-bomb': () => ({
       headers: { 'content-type': 'text/html', 'content-encoding': 'br' },
-      body: (brotliBomb ??= brotliCompressSync(bomb(), { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } })),
+      body: brotliBomb,
     }),
     '/trickle': (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html' });
@@ -290,7 +295,10 @@ export async function startSiteFake(options: SiteFakeOptions = {}): Promise<Site
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
   fake.port = (server.address() as AddressInfo).port;
   fake.url = `http://127.0.0.1:${fake.port}`;
   return fake;

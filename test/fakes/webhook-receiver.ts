@@ -26,6 +26,8 @@ export interface WebhookReceiver {
   received: ReceivedRequest[];
   /** Answers with these statuses first (then 200); 'hang' never answers. */
   script(statuses: (number | 'hang')[]): void;
+  /** Requests held unanswered ('hang') whose sender is still connected (it has not given up). */
+  hanging(): number;
   reset(): void;
   close(): Promise<void>;
 }
@@ -66,6 +68,7 @@ export async function startWebhookReceiver(options: ReceiverOptions = {}): Promi
       const next = script.shift() ?? 200;
       if (next === 'hang') {
         hanging.add(res);
+        res.on('close', () => hanging.delete(res));
         return;
       }
       const answer =
@@ -82,6 +85,7 @@ export async function startWebhookReceiver(options: ReceiverOptions = {}): Promi
     script(statuses) {
       script = [...statuses];
     },
+    hanging: () => hanging.size,
     reset() {
       received.length = 0;
       script = [];

@@ -798,11 +798,10 @@ describe('instant answers: no answer', () => {
 
 describe('instant answers: adversarial maths', () => {
   it.each(ADVERSARIAL.map((q) => [q.length > 40 ? `${q.slice(0, 40)}… (${q.length} chars)` : q, q]))(
-    '%s is answered quickly and safely',
+    '%s is answered safely',
     async (_label, query) => {
-      const started = performance.now();
+      // Its cost is bounded by the work limit (math-work.test.ts counts it; bench/math-work.ts times it).
       const a = await answer(query);
-      expect(performance.now() - started).toBeLessThan(2000);
       if (a !== null) {
         expect(a.type).toBe('math');
         expect(Number.isFinite(a.raw)).toBe(true);
@@ -983,7 +982,7 @@ describe('instant answers: fuzzed queries', () => {
     '\uD800',
   ];
 
-  it('no handler throws and every query is answered quickly', async () => {
+  it('no handler throws and every answer is plain JSON', async () => {
     const warnings: unknown[] = [];
     const quiet = { ...deps, log: { warn: (obj: unknown) => warnings.push(obj) } };
     await fc.assert(
@@ -994,9 +993,7 @@ describe('instant answers: fuzzed queries', () => {
           fc.string({ maxLength: 300 }),
         ),
         async (q) => {
-          const started = performance.now();
           const a = await instantAnswer(quiet, { q, lang: '', ip: '', userAgent: '' });
-          expect(performance.now() - started).toBeLessThan(2000);
           if (a !== null) expect(JSON.parse(JSON.stringify(a))).toEqual(a);
         },
       ),

@@ -14,7 +14,8 @@ import { type RunningApp, startApp } from '../security/support.js';
  * before the costly operation runs. Checked by counting, not by timing: the charges are
  * deterministic, the limit is enforced at exactly the charge that passes it, and the expressions
  * that stalled the server (a gcd of two numbers of 100 000 bits) are refused. Then once end to
- * end: /up keeps answering while such queries arrive in parallel.
+ * end: /up keeps answering while such queries arrive in parallel (how soon is bench/math-work.ts's
+ * to measure: the work limit in time).
  */
 
 /** The outcome of an evaluation under a limit: its result, or the reason it was refused. */
@@ -211,13 +212,10 @@ describe('GET /api/v1/instant/ under hostile maths', () => {
       }
     };
     const attackers = Array.from({ length: 4 }, (_, i) => attacker(i));
-    const upTimes: number[] = [];
     try {
       for (let i = 0; i < 20; i++) {
-        const start = performance.now();
         const res = await fetch(`${server.base}/up`);
         expect(await res.text()).toBe('OK');
-        upTimes.push(performance.now() - start);
         await new Promise((r) => setTimeout(r, 50));
       }
     } finally {
@@ -225,8 +223,7 @@ describe('GET /api/v1/instant/ under hostile maths', () => {
       await Promise.all(attackers);
     }
     expect(answers.length).toBeGreaterThan(8);
+    // Each refused by the work limit before its costly operation ran (counted above, not timed).
     expect(answers.every((a) => a === null)).toBe(true);
-    // generous: a single stalled evaluation used to hold the loop for seconds
-    expect(Math.max(...upTimes)).toBeLessThan(1000);
   });
 });

@@ -197,22 +197,26 @@ describe('alert webhooks', () => {
     receiver.reset();
     receiver.script(['hang']);
 
-    // "At once" against the receiver's 10 s delivery timeout: bounds of 2 s, as a loaded CI machine can
-    // take most of a second over a status write or a request (988 ms once, with every test file running).
-    const started = Date.now();
+    // The delivery can end only by the sender's 10 s timeout or by its abandonment at shutdown: what
+    // returns while it still hangs did not wait for it (no wall-clock bound needed).
     await observe(c, 'provider_09', false);
-    expect(Date.now() - started).toBeLessThan(2000);
+    // The status write returned before the delivery ended: it has not been received yet, or still hangs.
+    expect(receiver.received.length === 0 || receiver.hanging() === 1).toBe(true);
     await waitFor(() => receiver.received.length >= 1);
-    // The delivery hangs; the app still answers at once (its roll-up reads the state just written).
-    const asked = Date.now();
+    // The delivery hangs; the app still answers (its roll-up reads the state just written).
     const res = await c.app.inject({ url: '/status/health' });
     expect((res.json() as { down: string[] }).down).toContain('provider_09');
-    expect(Date.now() - asked).toBeLessThan(2000);
-    const closing = Date.now();
+    expect(receiver.hanging()).toBe(1);
     await c.close();
-    expect(Date.now() - closing).toBeLessThan(2000);
-    // The abandoned delivery is still queued (under its lease) for a later attempt.
-    expect(await outboxRows()).toBe(1);
+    // Shutdown abandoned the delivery (its connection gone) without waiting for the timeout: the row
+    // is still under the claim's lease (60 s), where a timed-out attempt would have set a back-off
+    // of about the 50 ms window.
+    await waitFor(() => receiver.hanging() === 0);
+    expect(receiver.received).toHaveLength(1);
+    const { rows } = await db.pool.query<{ leased: boolean }>(
+      "SELECT next_attempt_at > clock_timestamp() + interval '30 seconds' AS leased FROM alert_outbox",
+    );
+    expect(rows).toEqual([{ leased: true }]);
     await db.pool.query('DELETE FROM alert_outbox');
   });
 

@@ -630,12 +630,9 @@ describe('GET /api/v1/videos/', () => {
 
   it('never waits for a hung provider past its timeout, and returns the others', async () => {
     fakes.sepia.setMode({ kind: 'hang' });
-    const started = performance.now();
+    // the hung index never answers: only its timeout can end the request (how soon: the bench's `hung` section)
     const res = await videos({ q: uniq('hung') });
-    const elapsed = performance.now() - started;
     expect(res.status).toBe(200);
-    // the hung index never answers: the response came from the timeout (margin for a loaded machine)
-    expect(elapsed).toBeLessThan(TIMEOUT_MS * 6);
     expect(res.body.unresponsive).toEqual([{ engine: 'provider_06', reason: 'timeout' }]);
     expect(res.body.results).toHaveLength(10);
     // Only Brave answered: its videos name their publisher, never Sepia's "PeerTube".

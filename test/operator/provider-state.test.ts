@@ -145,17 +145,16 @@ async function outboxEmpty(): Promise<boolean> {
 
 /**
  * Flips the upstream to `state`, observed on process `pid` of `observer`; then every reader of
- * every server must show it within 5 s, and the receiver must get the change as the next webhook.
+ * every server must show it (how soon is the read caches' lifetimes: waitFor's bound only keeps a
+ * reader that never shows it from hanging the test), and the receiver must get the change as the
+ * next webhook.
  */
 async function flip(all: Server[], clients: WebClient[], observer: Server, pid: number, state: 'up' | 'down') {
   if (state === 'down') fakes.mojeek.setMode({ kind: 'status', status: 500, body: HOSTILE_ERROR });
   else fakes.mojeek.setMode({ kind: 'normal' });
   const before = received.length;
   await searchOn(observer, pid);
-  const observed = Date.now();
-  await waitFor(`every reader to show ${state}`, () => everyReaderShows(all, clients, state), 5000);
-  const shownAfterMs = Date.now() - observed;
-  expect(shownAfterMs).toBeLessThan(5000);
+  await waitFor(`every reader to show ${state}`, () => everyReaderShows(all, clients, state));
   await waitFor(`the webhook for ${state}`, () => received.length > before, 10_000);
   expect(received[before]!.body).toMatchObject({
     event: 'provider_state_changed',

@@ -27,9 +27,9 @@ let db: TestDatabase;
 let fakes: WebFakes;
 let apiKey: string;
 
-async function waitFor(what: string, cond: () => boolean, ms = 30_000): Promise<void> {
+async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
-  while (!cond()) {
+  while (!(await cond())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -162,18 +162,14 @@ describe('WORKERS=2', () => {
       };
       // Both workers have read (and cached) the provider's state.
       expect(await search(-1)).toEqual([]);
-      for (let tries = 0; (await health()) !== 'ok'; tries++) {
-        expect(tries).toBeLessThan(50);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await waitFor('the provider read as ok', async () => (await health()) === 'ok');
       for (let i = 0; i < 4; i++) expect(await health()).toBe('ok');
       fakes.mojeek.setMode({ kind: 'status', status: 500, body: { error: 'down' } });
       const before = mojeekCalls();
       // Four failures in a row, seen two by each worker: a single process would suspend after them, so do both.
       expect(await search(0)).toEqual([{ engine: 'provider_02', reason: 'error' }]);
       // The failure is written behind the response: once one worker shows it, both do (no stale cached state on the other).
-      const shown = Date.now();
-      while ((await health()) !== 'down') expect(Date.now() - shown).toBeLessThan(5000);
+      await waitFor('a worker to show the provider down', async () => (await health()) === 'down');
       for (let i = 0; i < 2; i++) expect(await health()).toBe('down');
       for (let i = 1; i < 4; i++) expect(await search(i)).toEqual([{ engine: 'provider_02', reason: 'error' }]);
       expect(mojeekCalls() - before).toBe(4);

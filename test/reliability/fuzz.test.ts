@@ -292,13 +292,11 @@ describe('fuzzed API requests', () => {
         fc.constantFrom('', 'en', 'de', 'zz'),
         async (path, q, lang) => {
           const url = `${path}?q=${percentEncode(q)}${lang ? `&lang=${lang}` : ''}`;
-          const started = performance.now();
+          // One hostile query must not hold the process (a regex, a factorial, a huge number): the
+          // maths' work limit bounds it (math-work.test.ts counts the work; bench/math-work.ts times it).
           const res = await inject({ url, headers: { authorization: `Api-Key ${apiKey}` } }, url.slice(0, 200));
-          const ms = performance.now() - started;
           tally('instant and cards queries', res.statusCode);
           expectApiAnswer(res, `GET ${url.slice(0, 300)}`, 'GET', url);
-          // One hostile query must not hold the process (a regex, a factorial, a huge number).
-          expect(ms, `GET ${url.slice(0, 300)} took ${Math.round(ms)} ms`).toBeLessThan(3000);
         },
       ),
       { seed: SEED, numRuns: RUNS.instant },
@@ -362,12 +360,10 @@ describe('fuzzed API requests', () => {
     await fc.assert(
       fc.asyncProperty(hugeBody, fc.constantFrom('/api/v1/translate/', '/api/v1/web/'), async (shape, path) => {
         const b = hugePayload(shape);
-        const started = performance.now();
         const res = await sendBody(path, 'POST', b, 'API 10 MB bodies');
         // Too large (413), a type no parser takes (415) or a route without POST (405): decided before the body is read.
         expect([405, 413, 415], b.label).toContain(res.statusCode);
         if (res.statusCode === 413) expect(res.json()).toEqual({ detail: 'Request body is too large.' });
-        expect(performance.now() - started, b.label).toBeLessThan(5000);
       }),
       { seed: SEED, numRuns: RUNS.huge },
     );
@@ -706,7 +702,6 @@ describe('malformed requests on the wire', () => {
     );
     // The server says the request is malformed (JSON 400) and closes, or just closes: it never waits for the rest.
     expect(answer.closed || answer.status === 400, answer.text).toBe(true);
-    expect(answer.ms).toBeLessThan(5000);
     expect([0, 400]).toContain(answer.status);
     if (answer.status === 400) expect(JSON.parse(rawBody(answer.text))).toEqual({ detail: 'Malformed HTTP request.' });
   });

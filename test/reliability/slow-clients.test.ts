@@ -50,9 +50,9 @@ describe('slow clients', () => {
       const waited = performance.now() - started;
       expect(c.received()).toMatch(/^HTTP\/1\.1 408 /);
       expect(c.received()).toContain('{"detail":"The request took too long to arrive."}');
-      // Cut after about the limit, not after Node's default of five minutes.
+      // Cut after the limit: not before it, and not after Node's default of five minutes (past the
+      // test's own timeout, which would fail it).
       expect(waited).toBeGreaterThanOrEqual(900);
-      expect(waited).toBeLessThan(20_000);
     });
   });
 

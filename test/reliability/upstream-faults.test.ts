@@ -27,8 +27,6 @@ import { FAULTS, type Fault, type FaultStation, startFaultStation } from './faul
  */
 
 const TIMEOUT_MS = 400;
-/** Generous: a loaded 2-core machine, a database write, a fresh app. */
-const MARGIN_MS = 2500;
 const LIMITS = { API_THROTTLE_BURST: '1000000/min', API_THROTTLE_SUSTAINED: '10000000/day' };
 
 type Reason = 'timeout' | 'error' | 'rate_limited' | 'unavailable';
@@ -65,8 +63,6 @@ interface Case {
   method?: 'GET' | 'POST';
   url: string;
   form?: Record<string, string>;
-  /** Upstream stages the request may wait for one after the other (each bounded by the timeout). */
-  stages: number;
   /** The answer's check, given the reason the failure must be reported with. */
   check(answer: Answer, reason: Reason, slug: ProviderSlug): void;
 }
@@ -94,44 +90,44 @@ const uniq = (base: string) => encodeURIComponent(`${base} ${++counter}`);
 
 /** Every adapter, by the public endpoint that reaches it. */
 const CASES: Case[] = [
-  { slug: 'provider_01', name: 'Brave web', url: '/api/v1/web/?engine=provider_01&q=', stages: 1, check: allFailed },
-  { slug: 'provider_01', name: 'Brave images', url: '/api/v1/images/?q=', stages: 1, check: oneUnresponsive },
-  { slug: 'provider_01', name: 'Brave news', url: '/api/v1/news/?q=', stages: 1, check: oneUnresponsive },
-  { slug: 'provider_01', name: 'Brave videos', url: '/api/v1/videos/?q=', stages: 1, check: oneUnresponsive },
+  { slug: 'provider_01', name: 'Brave web', url: '/api/v1/web/?engine=provider_01&q=', check: allFailed },
+  { slug: 'provider_01', name: 'Brave images', url: '/api/v1/images/?q=', check: oneUnresponsive },
+  { slug: 'provider_01', name: 'Brave news', url: '/api/v1/news/?q=', check: oneUnresponsive },
+  { slug: 'provider_01', name: 'Brave videos', url: '/api/v1/videos/?q=', check: oneUnresponsive },
   {
     slug: 'provider_01',
     name: 'Brave suggest',
     url: '/api/v1/suggest/?q=',
-    stages: 1,
+
     check: (a) => {
       expect(a.status).toBe(200);
       expect(a.body.suggestions).toEqual([]);
     },
   },
-  { slug: 'provider_02', name: 'Mojeek web', url: '/api/v1/web/?engine=provider_02&q=', stages: 1, check: allFailed },
+  { slug: 'provider_02', name: 'Mojeek web', url: '/api/v1/web/?engine=provider_02&q=', check: allFailed },
   {
     slug: 'provider_03',
     name: 'Marginalia web',
     url: '/api/v1/web/?engine=provider_03&q=',
-    stages: 1,
+
     check: allFailed,
   },
-  { slug: 'provider_04', name: 'Staan web', url: '/api/v1/web/?engine=provider_04&q=', stages: 1, check: allFailed },
-  { slug: 'provider_05', name: 'Pixabay images', url: '/api/v1/images/?q=', stages: 1, check: oneUnresponsive },
-  { slug: 'provider_06', name: 'Sepia videos', url: '/api/v1/videos/?q=', stages: 1, check: oneUnresponsive },
-  { slug: 'provider_07', name: 'World News news', url: '/api/v1/news/?q=', stages: 1, check: oneUnresponsive },
+  { slug: 'provider_04', name: 'Staan web', url: '/api/v1/web/?engine=provider_04&q=', check: allFailed },
+  { slug: 'provider_05', name: 'Pixabay images', url: '/api/v1/images/?q=', check: oneUnresponsive },
+  { slug: 'provider_06', name: 'Sepia videos', url: '/api/v1/videos/?q=', check: oneUnresponsive },
+  { slug: 'provider_07', name: 'World News news', url: '/api/v1/news/?q=', check: oneUnresponsive },
   {
     slug: 'provider_08',
     name: 'Wikipedia card',
     url: '/api/v1/cards/?q=jupiter',
-    stages: 3,
+
     check: nullCard('wikipedia'),
   },
   {
     slug: 'provider_09',
     name: 'Wikidata classification',
     url: '/api/v1/cards/?q=jupiter',
-    stages: 3,
+
     check: (a) => {
       expect(a.status).toBe(200);
       expect(a.body.wikipedia).toMatchObject({ title: 'Jupiter' });
@@ -141,29 +137,29 @@ const CASES: Case[] = [
     slug: 'provider_10',
     name: 'TheTVDB card',
     url: '/api/v1/cards/?q=breaking%20bad',
-    stages: 4,
+
     check: nullCard('thetvdb'),
   },
   {
     slug: 'provider_11',
     name: 'Tripadvisor card',
     url: '/api/v1/cards/?q=Eiffel%20Tower',
-    stages: 4,
+
     check: nullCard('tripadvisor'),
   },
   {
     slug: 'provider_12',
     name: 'Stack Exchange card',
     url: '/api/v1/cards/?q=python%20list%20comprehension',
-    stages: 4,
+
     check: nullCard('stackexchange'),
   },
-  { slug: 'provider_13', name: 'Nominatim search', url: '/api/v1/maps/?q=Berlin', stages: 1, check: allFailed },
+  { slug: 'provider_13', name: 'Nominatim search', url: '/api/v1/maps/?q=Berlin', check: allFailed },
   {
     slug: 'provider_13',
     name: 'Nominatim reverse',
     url: '/api/v1/maps/?lat=52.52&lon=13.4',
-    stages: 1,
+
     check: (a) => {
       expect(a.status).toBe(200);
       expect(a.body).toMatchObject({ query: '', places: [{ lat: 52.52, lon: 13.4 }] });
@@ -173,28 +169,28 @@ const CASES: Case[] = [
     slug: 'provider_13',
     name: 'Nominatim map card',
     url: '/api/v1/cards/?q=Berlin',
-    stages: 4,
+
     check: nullCard('map'),
   },
   {
     slug: 'weather',
     name: 'Open-Meteo weather',
     url: '/api/v1/instant/?q=weather%20in%20Paris',
-    stages: 2,
+
     check: nullAnswer,
   },
   {
     slug: 'currency',
     name: 'Frankfurter rates',
     url: '/api/v1/instant/?q=100%20usd%20to%20eur',
-    stages: 1,
+
     check: nullAnswer,
   },
   {
     slug: 'translate',
     name: 'LibreTranslate translate (GET)',
     url: '/api/v1/translate/?q=hello%20world&target=de',
-    stages: 1,
+
     check: (a) => expect(a).toEqual({ status: 503, body: { detail: TRANSLATION_UNAVAILABLE } }),
   },
   {
@@ -203,14 +199,14 @@ const CASES: Case[] = [
     method: 'POST',
     url: '/api/v1/translate/',
     form: { q: 'bonjour', target: 'en' },
-    stages: 1,
+
     check: (a) => expect(a).toEqual({ status: 503, body: { detail: TRANSLATION_UNAVAILABLE } }),
   },
   {
     slug: 'translate',
     name: 'LibreTranslate languages',
     url: '/api/v1/translate/languages/',
-    stages: 1,
+
     check: (a) => expect(a).toEqual({ status: 200, body: { languages: FALLBACK_LANGUAGES } }),
   },
 ];
@@ -232,9 +228,8 @@ async function withApp<T>(fn: (t: TestApp) => Promise<T>): Promise<T> {
   }
 }
 
-async function ask(t: TestApp, c: Case, key = apiKey): Promise<Answer & { ms: number }> {
+async function ask(t: TestApp, c: Case, key = apiKey): Promise<Answer> {
   const url = c.url.endsWith('q=') ? `${c.url}${uniq('fault')}` : c.url;
-  const started = performance.now();
   const res = await t.app.inject({
     method: c.method ?? 'GET',
     url,
@@ -244,8 +239,7 @@ async function ask(t: TestApp, c: Case, key = apiKey): Promise<Answer & { ms: nu
     },
     ...(c.form ? { payload: new URLSearchParams(c.form).toString() } : {}),
   });
-  const ms = performance.now() - started;
-  return { status: res.statusCode, body: res.json() as Record<string, unknown>, ms };
+  return { status: res.statusCode, body: res.json() as Record<string, unknown> };
 }
 
 async function waitFor(what: string, condition: () => boolean, timeoutMs = 5000): Promise<void> {
@@ -317,7 +311,8 @@ describe.each(FAULTS.map((fault) => ({ fault })))('upstream fault: $fault', ({ f
           const a = await ask(t, c);
           if (fault !== 'refused') expect(station.requests, `${label} reached the provider`).toBeGreaterThan(0);
           expect(a.status, label).not.toBe(500);
-          expect(a.ms, `${label} answered in ${Math.round(a.ms)} ms`).toBeLessThan(c.stages * TIMEOUT_MS + MARGIN_MS);
+          // A hung or stalled provider never ends: answering at all is its deadline's doing (the
+          // provider's last error below says which deadline); how soon is the bench's `hung` section.
           c.check({ status: a.status, body: a.body }, expected.reason, c.slug);
 
           await t.app.health.recorder.flush();

@@ -90,14 +90,13 @@ describe('gather', () => {
   });
 
   it('cancels what still runs at the request deadline and reports it as a timeout, keeping the others', async () => {
-    const started = performance.now();
     const out = await t.app.upstream.gather([echo('provider_06', '/hang?n=1'), echo('provider_12', '/rows?q=d&n=3')], {
       deadlineMs: 300,
     });
-    // The hung call's own timeout is 5 s: answering well before it means the deadline cut it.
-    expect(performance.now() - started).toBeLessThan(3000);
     expect(out[0]).toMatchObject({ provider: 'provider_06', ok: false });
     if (out[0] && !out[0].ok) expect(out[0].error.reason).toBe('timeout');
+    // The request deadline cut it, not the hung call's own timeout (5 s), which says so in other words.
+    if (out[0] && !out[0].ok) expect(out[0].error.message).toBe('request deadline passed');
     expect(out[1]).toMatchObject({ provider: 'provider_12', ok: true, value: ['d', ''] });
     await t.app.health.recorder.flush();
     const { rows: r } = await db.pool.query("SELECT ok FROM provider_status WHERE provider = 'provider_06'");

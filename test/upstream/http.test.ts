@@ -41,20 +41,20 @@ describe('upstream HTTP layer against a fake server', () => {
     expect(seen.headers['accept-encoding']).toMatch(/gzip/);
   });
 
-  it('classifies a hung upstream as a timeout within the deadline', async () => {
+  it('classifies a hung upstream as a timeout of its own deadline', async () => {
     fake.setMode({ kind: 'hang' });
-    const started = Date.now();
+    // The fake never answers: only the call's deadline can end it (how soon is the bench's `hung` section).
     const err = await failure(http.request({ url: `${fake.url}/search`, timeoutMs: 300 }));
     expect(err.kind).toBe('timeout');
-    expect(Date.now() - started).toBeLessThan(1500);
+    expect(err.message).toBe('no complete answer within 300 ms');
   });
 
   it('bounds the whole call: a body that stalls after the headers is a timeout, not a hang', async () => {
     fake.setMode({ kind: 'stall' });
-    const started = Date.now();
+    // The body never ends: only the call's deadline can end it.
     const err = await failure(http.request({ url: `${fake.url}/search`, timeoutMs: 300 }));
     expect(err.kind).toBe('timeout');
-    expect(Date.now() - started).toBeLessThan(1500);
+    expect(err.message).toBe('no complete answer within 300 ms');
   });
 
   it('classifies a reset connection as a connect failure', async () => {
@@ -90,10 +90,9 @@ describe('upstream HTTP layer against a fake server', () => {
 
   it('refuses a body larger than the cap as too_large without reading it all', async () => {
     fake.setMode({ kind: 'huge', bytes: 20 * 1024 * 1024 });
-    const started = Date.now();
     const err = await failure(http.request({ url: `${fake.url}/search`, timeoutMs: 5000 }));
+    // Refused by the cap, not cut by the deadline after reading on.
     expect(err.kind).toBe('too_large');
-    expect(Date.now() - started).toBeLessThan(4000);
   });
 
   it('never puts a key from the URL, a header or the config into the error text', async () => {
@@ -190,14 +189,12 @@ describe('decoding and bombs', () => {
 
   it('stops a call when its caller cancels it, and refuses one cancelled before it starts', async () => {
     const controller = new AbortController();
-    const started = Date.now();
     const pending = failure(http.request({ url: `${base}/slow`, timeoutMs: 5000, signal: controller.signal }));
     setTimeout(() => controller.abort(), 50);
     const err = await pending;
     expect(err.kind).toBe('timeout');
+    // The cancel's own message: neither the upstream's answer (after 3 s) nor the call's deadline (5 s) ended it.
     expect(err.message).toBe('cancelled before the upstream answered');
-    // The upstream answers after 3 s and the call's own deadline is 5 s: ending well before either is the cancel.
-    expect(Date.now() - started).toBeLessThan(2000);
 
     const early = await failure(http.request({ url: `${base}/br`, timeoutMs: 2000, signal: AbortSignal.abort() }));
     expect(early.message).toBe('cancelled before the upstream answered');

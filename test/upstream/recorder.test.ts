@@ -343,12 +343,12 @@ describe('HealthRecorder', () => {
     const dead = createPool('postgres://nobody:x@127.0.0.1:1/none', { connectionTimeoutMillis: 200 });
     const warnings: unknown[] = [];
     const r = new HealthRecorder(dead, { historyFlushMs: 0, log: { warn: (o) => warnings.push(o), debug: () => {} } });
-    const started = performance.now();
+    // record() never waits for the database: it returns nothing to wait on, and throws nothing.
     for (let i = 0; i < 1000; i++) {
-      r.record({ provider: 'provider_07', ok: i % 2 === 0, error: 'e', latencyMs: 1, source: 'query' });
+      expect(
+        r.record({ provider: 'provider_07', ok: i % 2 === 0, error: 'e', latencyMs: 1, source: 'query' }),
+      ).toBeUndefined();
     }
-    // record() never waits for the database: 1000 calls take far less than one connection attempt each would.
-    expect(performance.now() - started).toBeLessThan(1000);
     await expect(r.flush()).resolves.toBeUndefined();
     expect(warnings.length).toBeGreaterThan(0);
     await r.close(500);

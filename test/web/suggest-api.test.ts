@@ -107,10 +107,8 @@ describe('GET /api/v1/suggest/', () => {
 
   it('answers within the timeout when Brave Suggest hangs', async () => {
     fakes.brave.setMode({ kind: 'hang' });
-    const started = performance.now();
+    // The hung upstream never answers: only the 700 ms timeout can end the request (how soon: the bench).
     const res = await suggest(uniq('hang'));
-    // The hung upstream never answers: the response came from the 700 ms timeout (margin for a loaded machine).
-    expect(performance.now() - started).toBeLessThan(5000);
     expect((res.body as { suggestions: string[] }).suggestions).toEqual([]);
   });
 

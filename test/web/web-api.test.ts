@@ -467,12 +467,9 @@ describe('GET /api/v1/web/ upstream failures', () => {
   it('never waits for a hung engine past its timeout, and returns the others', async () => {
     fakes.staan.setMode({ kind: 'hang' });
     fakes.marginalia.setMode({ kind: 'stall' });
-    const started = performance.now();
+    // The hung engines never answer: only their timeout can end the request (how soon: the bench's `hung` section).
     const res = await web({ q: uniq('hung') });
-    const elapsed = performance.now() - started;
     expect(res.status).toBe(200);
-    // The hung engines never answer: the response came from the timeout, with margin for a loaded machine.
-    expect(elapsed).toBeLessThan(TIMEOUT_MS * 6);
     expect(res.body.unresponsive).toEqual([
       { engine: 'provider_03', reason: 'timeout' },
       { engine: 'provider_04', reason: 'timeout' },

@@ -19,16 +19,11 @@ function turndown(): TurndownService {
       hr: '---',
     });
     service.use(gfm);
-    service.remove([
-      'img',
-      'picture',
-      'svg',
-      'video',
-      'audio',
-      'source',
-      'script',
-      'style',
-    ] as TurndownService.TagName[]);
+    // A rule, not turndown's remove(): its own image rule would come first.
+    service.addRule('leaveOutMedia', {
+      filter: ['img', 'picture', 'svg', 'video', 'audio', 'source', 'script', 'style'] as TurndownService.TagName[],
+      replacement: () => '',
+    });
   }
   return service;
 }

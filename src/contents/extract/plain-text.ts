@@ -40,9 +40,6 @@ const BLOCKS = new Set([
   'SECTION',
   'SUMMARY',
   'TABLE',
-  'TBODY',
-  'TFOOT',
-  'THEAD',
   'TR',
   'UL',
 ]);
@@ -104,8 +101,9 @@ class ParagraphWriter {
 
   endParagraph(): void {
     this.endLine();
-    while (this.lines.length && this.lines[this.lines.length - 1]!.trim() === '') this.lines.pop();
-    if (this.lines.length) this.paragraphs.push(this.lines.join('\n'));
+    // Preformatted text brings its own line breaks: those at its edges are not content.
+    const paragraph = this.lines.join('\n').replace(/^\n+/, '').trimEnd();
+    if (paragraph.trim() !== '') this.paragraphs.push(paragraph);
     this.lines = [];
   }
 }
