@@ -20,15 +20,25 @@ const K1 = 1.2;
 const B = 0.75;
 const WORD = /[\p{L}\p{M}\p{N}_]+/gu;
 
-/** Cuts `text` at the last of `boundary` before `max` characters, repeatedly; a hard cut when there is none. */
-function cutAt(text: string, max: number, boundary: RegExp): string[] {
+const SENTENCE_END = /[.!?。！？]["')\]]*\s+/gu;
+const SPACE = /\s+/gu;
+
+/** The end of the last `boundary` within the first `max` characters of `text`, or -1. */
+function lastBoundary(text: string, max: number, boundary: RegExp): number {
+  let at = -1;
+  for (const m of text.slice(0, max + 1).matchAll(boundary)) {
+    if (m.index > 0 && m.index + m[0].length <= max + 1) at = Math.min(max, m.index + m[0].length);
+  }
+  return at;
+}
+
+/** Cuts a paragraph into pieces of at most `max` characters: at sentence ends, else at spaces, else anywhere. */
+function cut(text: string, max: number): string[] {
   const out: string[] = [];
   let rest = text;
   while (rest.length > max) {
-    const head = rest.slice(0, max + 1);
-    let at = -1;
-    for (const m of head.matchAll(boundary))
-      if (m.index > 0 && m.index + m[0].length <= max) at = m.index + m[0].length;
+    let at = lastBoundary(rest, max, SENTENCE_END);
+    if (at <= 0) at = lastBoundary(rest, max, SPACE);
     if (at <= 0) at = max;
     out.push(rest.slice(0, at).trim());
     rest = rest.slice(at).trim();
@@ -42,14 +52,7 @@ export function chunksOf(content: string): string[] {
   const chunks: string[] = [];
   for (const paragraph of content.split(/\n\s*\n/)) {
     const p = paragraph.trim();
-    if (p === '') continue;
-    if (p.length <= CHUNK_MAX) {
-      chunks.push(p);
-      continue;
-    }
-    for (const sentences of cutAt(p, CHUNK_MAX, /[.!?。！？]["')\]]*\s+/gu)) {
-      chunks.push(...(sentences.length <= CHUNK_MAX ? [sentences] : cutAt(sentences, CHUNK_MAX, /\s+/g)));
-    }
+    if (p !== '') chunks.push(...cut(p, CHUNK_MAX));
   }
   return chunks;
 }

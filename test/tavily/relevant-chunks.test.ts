@@ -14,10 +14,17 @@ describe('chunksOf', () => {
     for (const chunk of chunks.slice(2)) expect(chunk.endsWith('morning.')).toBe(true);
   });
 
-  it('cuts a sentence longer than a chunk at spaces', () => {
-    const chunks = chunksOf('word '.repeat(300));
+  it('cuts a sentence longer than a chunk at spaces, never inside a word', () => {
+    const words = Array.from({ length: 300 }, (_, i) => `w${i}x`);
+    const chunks = chunksOf(words.join(' '));
+    expect(chunks.length).toBeGreaterThan(1);
     for (const chunk of chunks) expect(chunk.length).toBeLessThanOrEqual(CHUNK_MAX);
-    expect(chunks.join(' ').split(' ')).toHaveLength(300);
+    expect(chunks.join(' ').split(' ')).toEqual(words);
+  });
+
+  it('cuts a run without spaces at the limit', () => {
+    const chunks = chunksOf('x'.repeat(1200));
+    expect(chunks.map((c) => c.length)).toEqual([500, 500, 200]);
   });
 });
 
