@@ -20,7 +20,8 @@ const K1 = 1.2;
 const B = 0.75;
 const WORD = /[\p{L}\p{M}\p{N}_]+/gu;
 
-const SENTENCE_END = /[.!?。！？]["')\]]*\s+/gu;
+// A full stop, question or exclamation mark and a space; the ideographic ones need no space.
+const SENTENCE_END = /[.!?]["')\]]*\s+|[。！？][」』）]*\s*/gu;
 const SPACE = /\s+/gu;
 
 /** The end of the last `boundary` within the first `max` characters of `text`, or -1. */

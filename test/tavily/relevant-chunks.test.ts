@@ -22,6 +22,16 @@ describe('chunksOf', () => {
     expect(chunks.join(' ').split(' ')).toEqual(words);
   });
 
+  it('cuts Japanese text at its full stops, which have no space after them', () => {
+    const sentence = '夜行列車がアルプスに戻ってくる。';
+    const chunks = chunksOf(sentence.repeat(80));
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const chunk of chunks) {
+      expect(chunk.length).toBeLessThanOrEqual(CHUNK_MAX);
+      expect(chunk.endsWith('。')).toBe(true);
+    }
+  });
+
   it('cuts a run without spaces at the limit', () => {
     const chunks = chunksOf('x'.repeat(1200));
     expect(chunks.map((c) => c.length)).toEqual([500, 500, 200]);
