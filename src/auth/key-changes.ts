@@ -5,7 +5,7 @@ import { withQueryTimeout } from '../db/pool.js';
  * Keeps an instance's API-key cache in step with the database: a change that
  * can make a cached row wrong (a key revoked or deleted, a user disabled,
  * renamed or deleted) is announced on the `sift_auth` channel by triggers
- * (migrations/0008_auth_notify.sql), whoever makes it: this instance, another
+ * (migrations/0013_baseline.sql), whoever makes it: this instance, another
  * one, the CLI or plain SQL. The payload is a key's prefix, or `*` for a user
  * change, which drops every cached key.
  *

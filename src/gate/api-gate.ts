@@ -11,16 +11,10 @@ import {
 import { listenForKeyChanges } from '../auth/key-changes.js';
 import { createLastUsedRecorder } from '../auth/last-used.js';
 import type { ApiPrincipal } from '../auth/types.js';
-import {
-  type AdmissionSettings,
-  createAdmissions,
-  pruneIdleRateLimits,
-  type RateDecision,
-} from '../limits/admission.js';
+import type { AdmissionSettings, RateDecision } from '../limits/admission.js';
 import { rateLimitHeader, rateLimitPolicy, retryAfterSeconds, throttledDetail } from '../limits/headers.js';
+import { createUsageLedger, PRUNE_INTERVAL_MS, type UsageTicket } from '../limits/ledger.js';
 import { monthStart, nextMonthStart } from '../limits/month.js';
-import { reserveMoreSearches } from '../limits/reserve.js';
-import { createUsageRefunds } from '../limits/usage.js';
 
 /*
  * The gate every API request passes: REST under /api/v1/, MCP, and every other API a client may
@@ -32,11 +26,12 @@ import { createUsageRefunds } from '../limits/usage.js';
  * 2. Plan: the route says whether it counts searches and how many this request would count
  *    (`config.apiGate`; search routes parse their parameters here, see routes/api/search-route.ts).
  * 3. Admit: one statement decides the burst and sustained limits and the monthly quota, reserving
- *    the request's searches; a key not cached is looked up by the same statement
- *    (limits/admission.ts). Refused: 429 with Retry-After; database unreachable: 503.
+ *    the request's searches in the usage ledger; a key not cached is looked up by the same
+ *    statement (limits/ledger.ts, limits/admission.ts). Refused: 429 with Retry-After; database
+ *    unreachable: 503.
  * 4. Run: the route's handler, with `request.apiCall`.
- * 5. Count: an answer that does not count (an error) gives the reserved searches back
- *    (limits/usage.ts); the key's last use is written behind (auth/last-used.ts).
+ * 5. Count: the answer tells the ledger whether the reserved searches count or are given back
+ *    (limits/ledger.ts); the key's last use is written behind (auth/last-used.ts).
  *
  * Parameter validation comes after admission, so a 401 or a 429 never becomes a 400.
  */
@@ -64,12 +59,10 @@ export type ApiCall =
       plan: GatePlan;
       /** The rate windows after this request; null for a request not rate-limited. */
       rate: RateDecision | null;
-      /** `YYYY-MM-01`: the month the reserved searches were counted in. */
-      month: string;
+      /** What the request reserved in the usage ledger (null: nothing). */
+      ticket: UsageTicket | null;
       /** The user's searches this month after this request, when the statement read them. */
       searchesThisMonth: number | null;
-      /** Searches reserved after admission (`ApiGate.reserve`: a POST's count once its body is read). */
-      reservedLater?: number;
       /** Searches of a counted answer that it gives back (`ApiGate.giveBack`: the pages that failed). */
       givenBack?: number;
     }
@@ -129,7 +122,6 @@ export interface ApiGate {
 }
 
 const UNMETERED: GatePlan = { metered: false, units: 0 };
-const PRUNE_INTERVAL_MS = 10 * 60 * 1000;
 /** Seconds a client is asked to wait when the database is unreachable. */
 const UNAVAILABLE_RETRY_AFTER = '5';
 
@@ -139,23 +131,28 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
   const limits = { burst: config.API_THROTTLE_BURST, sustained: config.API_THROTTLE_SUSTAINED };
   const policy = rateLimitPolicy(limits);
   const authenticator = authenticatorFor(pool);
-  const admissions = createAdmissions(pool, { limits, monthlyQuota: config.API_MONTHLY_QUOTA, clock }, (err) =>
-    app.log.warn({ err }, 'could not look up what a lost admission reserved; will retry'),
+  const ledger = createUsageLedger(
+    pool,
+    { limits, monthlyQuota: config.API_MONTHLY_QUOTA, clock },
+    {
+      onSettleError: (err) => app.log.warn({ err }, 'could not settle usage receipts; will retry'),
+      onConflictRetry: (err) =>
+        app.log.info({ err }, 'a usage ledger statement lost a lock conflict; running it again'),
+    },
   );
-  const refunds = createUsageRefunds(pool, (err) => app.log.warn({ err }, 'could not give searches back'));
   const lastUsed = createLastUsedRecorder(pool, (err) =>
     app.log.warn({ err }, 'could not record when an API key was last used'),
   );
   const changes = listenForKeyChanges(pool, authenticator, { log: app.log });
   const prune = setInterval(() => {
-    pruneIdleRateLimits(pool, limits).catch((err: Error) => app.log.warn({ err }, 'rate-limit prune failed'));
+    ledger.prune().catch((err: Error) => app.log.warn({ err }, 'usage ledger prune failed'));
   }, PRUNE_INTERVAL_MS);
   prune.unref();
   app.lifecycle.onFlush('api-key-last-used', () => lastUsed.flush());
-  app.lifecycle.onFlush('usage refunds', () => refunds.flush());
+  app.lifecycle.onFlush('usage ledger', () => ledger.flush());
   app.addHook('onClose', async () => {
     clearInterval(prune);
-    admissions.stop();
+    ledger.stop();
     await changes.close();
   });
 
@@ -196,15 +193,15 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
         principal: identity.principal,
         plan,
         rate: null,
-        month: monthStart(new Date(clock?.() ?? Date.now())),
         searchesThisMonth: null,
+        ticket: null,
       };
       return undefined;
     }
 
-    let decided: Awaited<ReturnType<typeof admissions.admit>>;
+    let decided: Awaited<ReturnType<typeof ledger.reserve>>;
     try {
-      decided = await admissions.admit({
+      decided = await ledger.reserve({
         key:
           identity.kind === 'ok'
             ? { keyId: identity.principal.keyId, userId: identity.principal.userId }
@@ -239,7 +236,8 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
       }
       case 'quota-exhausted': {
         const now = new Date(clock?.() ?? Date.now());
-        const resets = nextMonthStart(now);
+        // The month the database counted in, not this machine's: their clocks may differ.
+        const resets = nextMonthStart(new Date(`${decided.month}T00:00:00Z`));
         reply.header('Retry-After', String(Math.max(1, Math.ceil((resets.getTime() - now.getTime()) / 1000))));
         const left = config.API_MONTHLY_QUOTA - admission.searchesThisMonth;
         const short =
@@ -269,8 +267,8 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
           principal,
           plan,
           rate: admission.rate,
-          month: decided.month,
           searchesThisMonth: admission.searchesThisMonth,
+          ticket: decided.ticket,
         };
         return undefined;
       }
@@ -281,25 +279,25 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
   const counts = (plan: GatePlan, status: number) =>
     status < 400 || (plan.countsOnServerError === true && status >= 500);
 
+  /** Tells the ledger, once, whether the request's reserved searches count. */
+  const answered = (request: FastifyRequest, status: number) => {
+    const call = request.apiCall;
+    if (call?.outcome !== 'admitted' || !call.ticket) return;
+    const counted = counts(call.plan, status) ? call.ticket.units - (call.givenBack ?? 0) : 0;
+    ledger.answered(call.ticket, counted);
+    call.ticket = null;
+  };
+
   return {
     async reserve(request, units) {
       const call = request.apiCall;
       if (call?.outcome !== 'admitted') throw new Error('the API gate did not admit this request');
-      if (units <= 0) return 'ok';
-      let reserved: boolean;
+      if (units <= 0 || !call.ticket) return 'ok';
       try {
-        reserved = await reserveMoreSearches(pool, {
-          userId: call.principal.userId,
-          month: call.month,
-          units,
-          monthlyQuota: config.API_MONTHLY_QUOTA,
-        });
+        return (await ledger.reserveMore(call.ticket, units, config.API_MONTHLY_QUOTA)) ? 'ok' : 'quota';
       } catch {
         return 'unavailable';
       }
-      if (!reserved) return 'quota';
-      call.reservedLater = (call.reservedLater ?? 0) + units;
-      return 'ok';
     },
     giveBack(request, units) {
       const call = request.apiCall;
@@ -307,7 +305,13 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
       call.givenBack = (call.givenBack ?? 0) + units;
     },
     guard(scope, options) {
-      scope.addHook('onRequest', (request, reply) => pass(request, reply, options));
+      scope.addHook('onRequest', async (request, reply) => {
+        const refused = await pass(request, reply, options);
+        // A client that goes away before its answer is sent: its request counts as the status it
+        // had then (onResponse does not run for it).
+        if (!refused) reply.raw.once('close', () => answered(request, reply.statusCode));
+        return refused;
+      });
       if (options.limited) {
         scope.addHook('onSend', (request, reply, payload, done) => {
           reply.header('RateLimit-Policy', policy);
@@ -320,9 +324,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
         const call = request.apiCall;
         if (call?.outcome === 'admitted') {
           lastUsed.touch(call.principal.keyId);
-          const reserved = call.plan.units + (call.reservedLater ?? 0);
-          const back = counts(call.plan, reply.statusCode) ? Math.min(reserved, call.givenBack ?? 0) : reserved;
-          if (back > 0) refunds.giveBack(call.principal.userId, call.month, back);
+          answered(request, reply.statusCode);
         }
         done();
       });

@@ -5,7 +5,7 @@ import type { ProviderSlug } from '../providers/types.js';
 
 /*
  * The second level of the response cache, shared by every worker and
- * instance on the database (upstream_cache, migrations/0012): an answer one
+ * instance on the database (upstream_cache, migrations/0013_baseline.sql): an answer one
  * process fetched is served to all for its provider's TTL, and identical
  * calls in flight at the same time on different processes are made once
  * (upstream_flights: the first to claim a key fetches it, the others wait

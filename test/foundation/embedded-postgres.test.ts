@@ -411,7 +411,7 @@ describe('embedded PostgreSQL', () => {
       encoding: 'utf8',
     });
     expect(alone.status, alone.stderr).toBe(0);
-    expect(alone.stdout).toMatch(/Applied 0001_accounts\.sql/);
+    expect(alone.stdout).toMatch(/Applied 0013_baseline\.sql/);
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
 
     // a server running: the CLI connects to it and leaves it running

@@ -57,3 +57,30 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/** An empty database on the test server (not cloned from the migrated template). Call drop() in afterAll. */
+export async function createEmptyDatabase(): Promise<TestDatabase> {
+  const adminUrl = inject('adminUrl');
+  const name = `${TEST_DB_PREFIX}empty_${randomBytes(5).toString('hex')}_${inject('templateDb').split('_').pop()}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = databaseUrl(adminUrl, name);
+  const pool = createPool(url, { max: 2 });
+  return {
+    name,
+    url,
+    pool,
+    async drop() {
+      await pool.end().catch(() => {});
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+      await c.end();
+    },
+  };
+}

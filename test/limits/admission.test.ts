@@ -7,16 +7,15 @@ import { createPool } from '../../src/db/pool.js';
 import {
   type AdmissionAsk,
   type AdmissionSettings,
-  createAdmissions,
   type Decided,
   decideAdmissions,
-  pruneIdleRateLimits,
 } from '../../src/limits/admission.js';
+import { createUsageLedger } from '../../src/limits/ledger.js';
 import { monthlySearches } from '../../src/limits/usage.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 /*
- * The admission statement (migrations/0010_api_admission.sql, 0013_admission_per_row.sql) against a real database, at times
+ * The admission statement (admit_api_requests, migrations/0016_usage_ledger.sql) against a real database, at times
  * the tests choose (the clock is injected, so no test waits for a window to pass).
  */
 
@@ -171,9 +170,10 @@ describe('rate windows', () => {
     const s = settings('5/min', '10/hour', 0, () => Date.now());
     const { keyId, userId } = await newKey();
     await admitOne(s, request(keyId, userId));
-    expect(await pruneIdleRateLimits(db.pool, s.limits)).toBe(0);
+    const ledger = createUsageLedger(db.pool, s);
+    expect((await ledger.prune()).rateRows).toBe(0);
     await db.pool.query(`UPDATE rate_limits SET touched_at = now() - interval '2 hours' WHERE key_id = $1`, [keyId]);
-    expect(await pruneIdleRateLimits(db.pool, s.limits)).toBe(1);
+    expect((await ledger.prune()).rateRows).toBe(1);
   });
 });
 
@@ -223,10 +223,10 @@ describe('monthly quota, reserved at admission', () => {
     const { keyId, userId } = await newKey();
     const other = createPool(db.url, { max: 5 });
     try {
-      const first = createAdmissions(db.pool, s);
-      const second = createAdmissions(other, s);
+      const first = createUsageLedger(db.pool, s);
+      const second = createUsageLedger(other, s);
       const all = await Promise.all(
-        Array.from({ length: 80 }, (_, i) => (i % 2 ? first : second).admit(request(keyId, userId))),
+        Array.from({ length: 80 }, (_, i) => (i % 2 ? first : second).reserve(request(keyId, userId))),
       );
       expect(all.filter((d) => d.admission.verdict === 'admitted')).toHaveLength(25);
       expect(await monthlySearches(db.pool, userId)).toBe(25);

@@ -5,8 +5,8 @@ import { type ApiKeyRecord, findApiKeyById } from '../../auth/api-keys.js';
 import { describeApiKey, type KeyInfo } from '../../auth/key-info.js';
 import type { Rate } from '../../config/index.js';
 import { admittedCall } from '../../gate/api-gate.js';
-import { monthLabel, nextMonthStart } from '../../limits/month.js';
-import { monthlySearches } from '../../limits/usage.js';
+import { nextMonthStart } from '../../limits/month.js';
+import { monthUsage } from '../../limits/usage.js';
 import type { Check, Same } from '../../search/response-schemas.js';
 import { describedGet } from './openapi.js';
 
@@ -54,8 +54,8 @@ async function keyUsageAndLimits(
 ): Promise<{ usage: KeyUsage; limits: { burst: KeyLimit; sustained: KeyLimit } }> {
   const { config, pool } = request.server;
   const call = admittedCall(request);
-  const now = new Date();
-  const searches = await monthlySearches(pool, call.principal.userId, now);
+  // The month the database counts in now, as admissions do (never this machine's clock).
+  const { month, searches } = await monthUsage(pool, call.principal.userId);
   const limit = (rate: Rate, remaining: number | undefined): KeyLimit => ({
     limit: rate.limit,
     window_seconds: rate.windowSeconds,
@@ -63,10 +63,12 @@ async function keyUsageAndLimits(
   });
   return {
     usage: {
-      month: monthLabel(now),
+      month: month.slice(0, 7),
       searches,
       quota: config.API_MONTHLY_QUOTA > 0 ? config.API_MONTHLY_QUOTA : null,
-      resets_at: nextMonthStart(now).toISOString().replace('.000Z', 'Z'),
+      resets_at: nextMonthStart(new Date(`${month}T00:00:00Z`))
+        .toISOString()
+        .replace('.000Z', 'Z'),
     },
     limits: {
       burst: limit(config.API_THROTTLE_BURST, call.rate?.burst.remaining),

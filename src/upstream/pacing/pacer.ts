@@ -7,7 +7,7 @@ import { isPaced, type PacingPlan, spacingMs } from './plan.js';
  * The shared pacer: every upstream call of a paced provider takes a slot
  * from the database (acquire_provider_call, one statement) before it is
  * made, so the pacing, concurrency and budget hold across all workers and
- * instances (migrations/0012_upstream_pacing.sql). A provider nothing limits
+ * instances (migrations/0013_baseline.sql). A provider nothing limits
  * costs nothing: no statement is made for it.
  *
  * Providers that report their limits on their answers (Brave's X-RateLimit-*)
