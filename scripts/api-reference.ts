@@ -457,6 +457,40 @@ async function main(): Promise<void> {
       note: 'On an instance whose database does not answer. `Retry-After` says when to retry.',
       curl: `curl ${auth} "BASE/api/v1/web/?q=privacy"`,
     });
+    // 3. Tavily's API, as its SDKs call it (a Bearer key, a JSON body).
+    const tavily: Recorded[] = [];
+    const bearer = '-H "Authorization: Bearer KEY" -H "Content-Type: application/json"';
+    const addTavily = async (status: number, on: Instance, spec: ExampleSpec) => {
+      const recorded = await record(spec, on, all);
+      if (recorded.status !== status) throw new Error(`${spec.curl} answered ${recorded.status}:\n${recorded.body}`);
+      tavily.push(recorded);
+    };
+    await addTavily(200, demo, {
+      title: 'Search: `POST /tavily/search`',
+      curl: `curl ${bearer} -d '{"query": "privacy", "max_results": 2, "include_favicon": true, "include_usage": true}' "BASE/tavily/search"`,
+    });
+    await addTavily(200, demo, {
+      title: 'News, with images: `POST /tavily/search`',
+      curl: `curl ${bearer} -d '{"query": "privacy", "topic": "news", "max_results": 2, "include_images": true}' "BASE/tavily/search"`,
+    });
+    await addTavily(200, demo, {
+      title: 'Extract: `POST /tavily/extract`',
+      note: 'A private address is never fetched: it is an entry of `failed_results`, as every page that could not be read (the demo serves no pages to read here).',
+      curl: `curl ${bearer} -d '{"urls": ["http://127.0.0.1/"], "query": "privacy", "chunks_per_source": 2}' "BASE/tavily/extract"`,
+    });
+    await addTavily(400, demo, {
+      title: "A value of the wrong type (tavily-python's BadRequestError)",
+      curl: `curl ${bearer} -d '{"query": "privacy", "max_results": "five"}' "BASE/tavily/search"`,
+    });
+    await addTavily(
+      401,
+      { base: demo.base, key: revoked.key },
+      {
+        title: "A bad or revoked key (tavily-python's InvalidAPIKeyError)",
+        curl: `curl ${bearer} -d '{"query": "privacy"}' "BASE/tavily/search"`,
+      },
+    );
+
     // Last: a failing upstream (the provider stays suspended and down afterwards).
     fakes.web.mojeek.setMode({ kind: 'status', status: 500, body: { error: 'internal error' } });
     await add(502, demo, {
@@ -506,7 +540,7 @@ async function main(): Promise<void> {
       curl: `curl "BASE/status/health?token=${MONITOR_TOKEN}"`,
     });
 
-    const markdown = render(endpoints, { searxng, mcp }, health, errors, healthErrors);
+    const markdown = render(endpoints, { searxng, mcp }, health, errors, healthErrors, tavily);
     mkdirSync(path.dirname(args.out), { recursive: true });
     writeFileSync(args.out, markdown);
     process.stderr.write(`api-reference: wrote ${path.relative(process.cwd(), args.out)}\n`);
@@ -525,12 +559,52 @@ async function main(): Promise<void> {
   }
 }
 
+/** What Tavily's API does with each field (src/routes/tavily/): the section's prose. */
+const TAVILY_INTRO = [
+  "## Tavily's API (Tavily SDKs)",
+  '',
+  "`POST /tavily/search` and `POST /tavily/extract` answer as Tavily's API does, for its SDKs and the tools",
+  'built on them: tavily-python (`TavilyClient(api_key="svc_sk_…", api_base_url="https://sift.example/tavily")`),',
+  'langchain-tavily, @tavily/core (`tavily({ apiKey, apiBaseURL })`). The key is a Sift key, sent as',
+  '`Authorization: Bearer <key>`; the gate, limits and quota are those of `/api/v1/`. Unknown fields are',
+  'ignored and `null` is an absent field. Every error, refusals included, is `{"detail": {"error": "…"}}`:',
+  'tavily-python raises InvalidAPIKeyError on a 401, ForbiddenError on a 403, UsageLimitExceededError on a',
+  '429 (rate limits and quota) and BadRequestError on a 400; @tavily/core throws an Error with the message.',
+  '',
+  '**Search.** `query` (required); `max_results` 0 to 20 (default 5); `topic`: `general` (and `finance`) is',
+  'the web search of every engine, `news` the news search; `time_range` (`day`, `week`, `month`, `year` or',
+  '`d`, `w`, `m`, `y`), `days` (news: the smallest window covering them), `start_date` and `end_date`',
+  '(`YYYY-MM-DD`: the smallest window reaching back to the start, then results dated outside the range left',
+  'out); `include_domains` and `exclude_domains` (a domain matches itself and its subdomains; the results',
+  'are filtered, the engines are not asked for more); `include_raw_content` (`true` or `"markdown"`,',
+  '`"text"`: each result\'s page read by page contents, `raw_content` null for a page not read);',
+  '`include_images` (the image search: as many `images` as `max_results`, five at least, as URLs, or with',
+  "`include_image_descriptions` as `{url, description}`); `include_favicon` (the engine's favicon, else the site's `/favicon.ico`);",
+  '`include_usage` (`usage.credits`: the searches counted). Accepted without effect: `search_depth`,',
+  '`chunks_per_source`, `auto_parameters`, `country`, `exact_match`, and `include_answer`: Sift writes no',
+  'answer, `answer` is null. `score` comes from the merge rank (1 − rank / (n + 1), the rank from 0 among',
+  'the n merged results); `published_date` when an engine dated the result.',
+  '',
+  '**Extract.** `urls` (one URL or 1 to 20), `format` (`markdown` or `text`), `timeout` (1 to 60 seconds, within',
+  "`CONTENTS_TIMEOUT_SECONDS`), `include_favicon` (the final origin's `/favicon.ico`), `include_images` (the",
+  'images of the main content, markdown only), `query` with `chunks_per_source` (1 to 5, default 3): each page',
+  "cut to its most relevant passages of at most 500 characters, ranked by BM25 over the page's paragraphs and",
+  'joined with ` [...] `. `extract_depth` is accepted without effect. A page not read is in `failed_results`',
+  'with the reason and detail of the contents endpoints.',
+  '',
+  '**Price**, as the REST calls doing the same work: a search counts one per web engine (news: one), one for',
+  'the images, one per page asked with `include_raw_content`; an extract one per URL. A page not read and an',
+  'image search that failed give theirs back; an error counts nothing.',
+  '',
+];
+
 function render(
   endpoints: Recorded[],
   doors: { searxng: Recorded[]; mcp: Recorded[] },
   health: Recorded[],
   errors: Map<number, Recorded[]>,
   healthErrors: Recorded[],
+  tavily: Recorded[],
 ): string {
   const out = [
     '# API reference',
@@ -616,6 +690,8 @@ function render(
     '',
   );
   for (const r of healthErrors) out.push(...renderExample(r, '####'));
+  out.push(...TAVILY_INTRO);
+  for (const r of tavily) out.push(...renderExample(r));
   return `${out.join('\n').trimEnd()}\n`;
 }
 

@@ -31,6 +31,7 @@ import { prepareKeywordSets } from './search/cards/text.js';
 import { providersPlugin } from './upstream/plugin.js';
 import { apiRoutes } from './routes/api/index.js';
 import { searxngRoutes } from './routes/searxng/index.js';
+import { tavilyRoutes } from './routes/tavily/index.js';
 import { corsOptions } from './routes/cors.js';
 import { healthRoutes } from './routes/health.js';
 import { statusPage } from './routes/status-page.js';
@@ -262,6 +263,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(mcpRoutes);
   // SearXNG's JSON API for the tools that speak it: the same gate (routes/searxng/).
   await app.register(searxngRoutes);
+  // Tavily's API for its SDKs (base URL https://host/tavily): the same gate (routes/tavily/).
+  await app.register(tavilyRoutes, { prefix: '/tavily' });
   // The web pages, in their own context: only they pay for security headers, cookies, sessions and CSRF.
   await app.register(async (web) => {
     await web.register(fastifyHelmet, PAGE_SECURITY_HEADERS);

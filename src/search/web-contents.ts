@@ -1,5 +1,5 @@
 import { ExtractorBusy } from '../contents/extract/index.js';
-import type { ContentsPage } from '../contents/page.js';
+import type { ContentsFormat, ContentsPage } from '../contents/page.js';
 import type { ContentsService } from '../contents/service.js';
 import type { ContentsReason } from '../contents/fetch/reasons.js';
 import { CONTENTS_MAX_CHARS_DEFAULT } from './queries.js';
@@ -27,23 +27,38 @@ export interface WebSearchResult extends WebResult {
 
 const BUSY_ERROR: ContentsError = { reason: 'timeout', detail: 'every page reader was busy' };
 
+/** How the pages are read (default: markdown, CONTENTS_MAX_CHARS_DEFAULT characters). */
+export interface WithContentsOptions {
+  format?: ContentsFormat;
+  maxChars?: number;
+}
+
+/** A result of any search (web, news) with its page's contents or why they were not read. */
+export type WithPageContents<R> = R & { contents?: PageContents; contents_error?: ContentsError };
+
 /** The results with the first `n` pages read, and how many of the `n` were not read (their searches go back). */
-export async function withContents(
-  results: WebResult[],
+export async function withContents<R extends { url: string }>(
+  results: R[],
   n: number,
   contents: ContentsService,
-): Promise<{ results: WebSearchResult[]; unread: number }> {
+  options: WithContentsOptions = {},
+): Promise<{ results: WithPageContents<R>[]; unread: number }> {
   const first = results.slice(0, n);
+  const readOptions = {
+    format: options.format ?? 'markdown',
+    maxChars: options.maxChars ?? CONTENTS_MAX_CHARS_DEFAULT,
+    fresh: false,
+  };
   const read = await Promise.all(
     first.map((r) =>
-      contents.read(r.url, { format: 'markdown', maxChars: CONTENTS_MAX_CHARS_DEFAULT, fresh: false }).catch((err) => {
+      contents.read(r.url, readOptions).catch((err) => {
         if (err instanceof ExtractorBusy) return null;
         throw err;
       }),
     ),
   );
   let unread = n - first.length;
-  const out: WebSearchResult[] = results.slice();
+  const out: WithPageContents<R>[] = results.slice();
   read.forEach((r, i) => {
     const result = first[i]!;
     if (r?.ok) {

@@ -105,6 +105,9 @@ function messagesOf(body: unknown): string[] {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return [];
   const record = body as Record<string, unknown>;
   if (typeof record.detail === 'string') return [record.detail];
+  // Tavily's shape (routes/tavily/): {"detail": {"error": "…"}}.
+  const detail = record.detail as Record<string, unknown> | null | undefined;
+  if (detail !== null && typeof detail === 'object' && typeof detail.error === 'string') return [detail.error];
   const values = Object.values(record);
   return values.length > 0 && values.every((v) => typeof v === 'string') ? (values as string[]) : [];
 }
