@@ -95,22 +95,23 @@ async function contentsPlugin(app: FastifyInstance): Promise<void> {
   app.addHook('onListen', async () => {
     started();
   });
+  const hostSlots = createHostSlots(app.pool, {
+    concurrency: config.CONTENTS_HOST_CONCURRENCY,
+    holdMs: timeoutMs + HOLD_MARGIN_MS,
+    log: app.log,
+  });
   const service = createContentsService({
     fetcher,
     extractor,
     policy: addressPolicy(config.CONTENTS_ALLOW_HOSTS),
-    hostSlots: createHostSlots(app.pool, {
-      concurrency: config.CONTENTS_HOST_CONCURRENCY,
-      holdMs: timeoutMs + HOLD_MARGIN_MS,
-      log: app.log,
-    }),
+    hostSlots,
     cache: pageCache(app, config.CONTENTS_CACHE_SECONDS * 1000, config.CONTENTS_CACHE_MAX_MB * 1024 * 1024),
     timeoutMs,
     log: app.log,
   });
   app.decorate('contents', service);
   app.addHook('onClose', async () => {
-    await Promise.all([fetcher.close(), extractor.close()]);
+    await Promise.all([fetcher.close(), extractor.close(), hostSlots.close()]);
   });
 }
 

@@ -1,5 +1,4 @@
 import pg from 'pg';
-import type { ProviderSlug } from '../../providers/types.js';
 
 /*
  * Tells a call waiting for a concurrency slot that one may have freed: the
@@ -18,7 +17,7 @@ export const PACING_CHANNEL = 'sift_pacing';
 
 export interface LeaseSignals {
   /** Settles when a lease of `provider` frees, or after `ms`; rejects with the signal's reason on abort. */
-  wait(provider: ProviderSlug, ms: number, signal?: AbortSignal): Promise<void>;
+  wait(provider: string, ms: number, signal?: AbortSignal): Promise<void>;
   /** Wakes this process's waiters for `provider` (a lease this process released). */
   freed(provider: string): void;
   close(): Promise<void>;
@@ -65,7 +64,7 @@ export function createLeaseSignals(pool: pg.Pool, log?: { warn(obj: unknown, msg
       });
   }
 
-  function wait(provider: ProviderSlug, ms: number, signal?: AbortSignal): Promise<void> {
+  function wait(provider: string, ms: number, signal?: AbortSignal): Promise<void> {
     listen();
     return new Promise<void>((resolve, reject) => {
       if (signal?.aborted) {
