@@ -134,7 +134,7 @@ describe('API key authentication on /api/v1/', () => {
       'key',
     ]);
     // Where the server listens (PUBLIC_URL unset), never the Host the request claimed.
-    const base = `http://localhost:${t.config.PORT}/api/v1/`;
+    const base = `http://${t.config.HOST}:${t.config.PORT}/api/v1/`;
     expect(body.web_search).toBe(`${base}web/`);
     expect(body.translate_languages).toBe(`${base}translate/languages/`);
     expect(body.status).toBe(`${base}status/`);

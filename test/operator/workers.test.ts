@@ -139,6 +139,8 @@ describe('WORKERS=2', () => {
       PROVIDER_SUSPEND_AFTER_FAILURES: '4',
       PROVIDER_SUSPEND_FIRST_SECONDS: '60',
       METRICS_ENABLED: 'true',
+      // The request lines below are found by their query text, which the log keeps only when asked.
+      LOG_QUERIES: 'true',
     });
     const mojeekCalls = () => fakes.mojeek.requests.length;
     const search = async (i: number) => {
