@@ -105,11 +105,15 @@ async function keysFor(tag: string, perUser: number[]): Promise<KeyLoad[]> {
 }
 
 /** Every key sends CONCURRENCY_PER_KEY requests at a time, alternating instances, for LOAD_MS. */
-async function load(bases: string[], keys: KeyLoad[]): Promise<void> {
+/**
+ * Sends each key's requests for LOAD_MS, and on until every key has sent at least `minimum`: the
+ * checks below need that many whatever the machine's speed.
+ */
+async function load(bases: string[], keys: KeyLoad[], minimum: number): Promise<void> {
   const until = Date.now() + LOAD_MS;
   let n = 0;
   const client = async (k: KeyLoad, lane: number) => {
-    for (let i = lane; Date.now() < until; i += CONCURRENCY_PER_KEY) {
+    for (let i = lane; Date.now() < until || k.sent < minimum; i += CONCURRENCY_PER_KEY) {
       const endpoint = ENDPOINTS[i % ENDPOINTS.length]!;
       const instance = n++ % bases.length;
       const res = await fetch(bases[instance]! + endpoint.path(i), { headers: { authorization: `Api-Key ${k.key}` } });
@@ -159,6 +163,7 @@ describe('two instances, one database, under concurrent load', () => {
         await load(
           instances.map((i) => i.base),
           keys,
+          26,
         );
         report('unthrottled run', keys);
         for (const [i, k] of keys.entries()) {
@@ -204,6 +209,7 @@ describe('two instances, one database, under concurrent load', () => {
         await load(
           instances.map((i) => i.base),
           keys,
+          BURST * 2 + 1,
         );
         report('burst run', keys);
         for (const [i, k] of keys.entries()) {
@@ -227,6 +233,7 @@ describe('two instances, one database, under concurrent load', () => {
         await load(
           instances.map((i) => i.base),
           keys,
+          SUSTAINED + 11,
         );
         report('sustained run', keys);
         for (const [i, k] of keys.entries()) {
