@@ -380,7 +380,8 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
         if (lease !== null) signals.freed(provider);
         if (lease === null && !reported) return Promise.resolve();
         if (!viaDb && !reported) return Promise.resolve();
-        return write(
+        return reportBehind(
+          provider,
           pool.query('SELECT report_provider_call($1, $2, $3, $4, $5, $6, $7, $8)', [
             provider,
             lease === null ? null : lease.toString(),
@@ -396,6 +397,21 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
     };
   }
 
+  /**
+   * The report of a call, written behind its caller's answer (the runner does not wait for it); the
+   * next call of the same provider in this process waits for it in `admit`, so it is paced by what
+   * the answer reported.
+   */
+  const reporting = new Map<ProviderSlug, Promise<void>>();
+  function reportBehind(provider: ProviderSlug, statement: Promise<unknown>): Promise<void> {
+    const written = write(statement);
+    reporting.set(provider, written);
+    void written.finally(() => {
+      if (reporting.get(provider) === written) reporting.delete(provider);
+    });
+    return written;
+  }
+
   async function admit(
     provider: ProviderSlug,
     maxWaitMs: number,
@@ -404,6 +420,8 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
   ): Promise<CallPermit | null> {
     const plan = options.plans.get(provider);
     if (!plan) return null;
+    const pending = reporting.get(provider);
+    if (pending) await pending;
     const paced = isPaced(plan);
     if (!plan.learnable) {
       if (!paced) return null;
