@@ -79,8 +79,8 @@ async function contentsPlugin(app: FastifyInstance): Promise<void> {
     userAgent: config.CONTENTS_USER_AGENT,
     respectRobots: config.CONTENTS_RESPECT_ROBOTS,
   });
-  // The worker threads start once the server listens (or with the first page read by an app that
-  // never listens, as in tests), not while it starts.
+  // The worker threads start with the first page read: a server that never reads one (or not yet)
+  // spends nothing on them.
   let pool: Extractor | undefined;
   const started = () =>
     (pool ??= createExtractor({
@@ -92,9 +92,6 @@ async function contentsPlugin(app: FastifyInstance): Promise<void> {
     extract: (input, opts) => started().extract(input, opts),
     close: () => pool?.close() ?? Promise.resolve(),
   };
-  app.addHook('onListen', async () => {
-    started();
-  });
   const hostSlots = createHostSlots(app.pool, {
     concurrency: config.CONTENTS_HOST_CONCURRENCY,
     holdMs: timeoutMs + HOLD_MARGIN_MS,

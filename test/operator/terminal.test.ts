@@ -131,6 +131,13 @@ describe('the server in a terminal', () => {
     );
     try {
       await waitFor('the first-user hint', () => s.output().includes('no user yet'), s);
+      // Each worker writes its own line as it starts listening: on a busy machine one can come after
+      // the primary's ready line and hint.
+      await waitFor(
+        'two "worker ready" lines',
+        () => s.lines().filter((l) => /INFO: worker ready /.test(l)).length >= 2,
+        s,
+      );
       const lines = s.lines();
       // Not a terminal: no colours.
       expect(s.output()).toBe(stripVTControlCharacters(s.output()));
