@@ -10,8 +10,8 @@ import { ContentsFailure } from './fetch/reasons.js';
  * hundreds of milliseconds, so its two statements are a small part of it.
  *
  * While the site's slots are all taken the read waits once, for a freed lease (announced on the
- * pacing channel by whichever process frees it: pacing/lease-signals.ts), the oldest lease's expiry
- * or its own deadline, then asks again; past its deadline it fails as `timeout`.
+ * pacing channel by whichever process frees it: pacing/lease-signals.ts), the oldest lease's expiry,
+ * a second at most or its own deadline, then asks again; past its deadline it fails as `timeout`.
  */
 
 export interface HostSlots {
@@ -28,10 +28,18 @@ export interface HostSlotsOptions {
 }
 
 const BUSY = 'the site was busy with other reads until the deadline';
+/**
+ * The longest one wait lasts before the read asks again: a lease another process freed just before
+ * this one started listening is announced to nobody, and must not hold the read for a lease's life.
+ */
+const MAX_WAIT_MS = 1000;
 
 export function createHostSlots(pool: pg.Pool, options: HostSlotsOptions): HostSlots {
   const signals = createLeaseSignals(pool, options.log);
+  /** Leases this process freed, per site: a read that saw its site busy asks again at once if one went meanwhile. */
+  const freedCount = new Map<string, number>();
   const release = (name: string, lease: string) => () => {
+    freedCount.set(name, (freedCount.get(name) ?? 0) + 1);
     signals.freed(name);
     pool
       .query('SELECT report_provider_call($1, $2, false, NULL, NULL, NULL, NULL, NULL)', [name, lease])
@@ -43,14 +51,16 @@ export function createHostSlots(pool: pg.Pool, options: HostSlotsOptions): HostS
       const name = `contents ${host.toLowerCase()}`;
       for (;;) {
         if (signal.aborted) throw new ContentsFailure('timeout', BUSY);
+        const freedBefore = freedCount.get(name) ?? 0;
         const { rows } = await pool.query<{ outcome: string; lease: string | null; retry_ms: number }>(
           'SELECT outcome, lease, retry_ms FROM acquire_provider_call($1, NULL, false, NULL, $2, $3, NULL, NULL, NULL, NULL, 0)',
           [name, options.concurrency, options.holdMs],
         );
         const row = rows[0];
         if (row?.outcome === 'ok' && row.lease !== null) return release(name, row.lease);
+        if ((freedCount.get(name) ?? 0) !== freedBefore) continue;
         try {
-          await signals.wait(name, Math.max(1, row?.retry_ms ?? options.holdMs), signal);
+          await signals.wait(name, Math.min(MAX_WAIT_MS, Math.max(1, row?.retry_ms ?? MAX_WAIT_MS)), signal);
         } catch {
           throw new ContentsFailure('timeout', BUSY);
         }
