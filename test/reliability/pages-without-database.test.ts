@@ -21,7 +21,7 @@ afterAll(async () => {
 
 it('answers a signed-in page with an HTML 503 and Retry-After while the database is out of reach', async () => {
   await createUser(db.pool, { username: 'paula', password: 'correct horse battery' });
-  const pool = createPool(proxy.url, { max: 4, connectionTimeoutMillis: 300 });
+  const pool = createPool(proxy.url, { max: 4, connectionTimeoutMillis: 5_000 });
   const app = await buildApp(testConfig({ url: proxy.url }), { pool, logger: false });
   try {
     const client = new WebClient(await listen(app));
