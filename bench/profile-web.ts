@@ -15,6 +15,8 @@
  * P=<path and query up to the query text> (default /api/v1/web/?q=prof+; e.g. /api/v1/suggest/?q=prof+), the
  * request counter appended, or put where P says {n}; several paths separated by spaces are taken in turn
  * (P='/api/v1/instant/?q={n}+km+in+miles /api/v1/instant/?q=md5+hello+{n}').
+ * PG_STATEMENTS=1 loads pg_stat_statements into the embedded PostgreSQL and prints, for the measured window, each
+ * statement's calls and execution time per request (what the database does for one search).
  * WARM_P=<paths, as P> warms the server up on those for WARM_D seconds (default 5) before P's own warm-up: every
  * endpoint first, as `npm run bench` does, leaves the code that they share compiled for all of them.
  */
@@ -32,9 +34,14 @@ import { issueApiKey } from '../src/auth/api-keys.js';
 import { migrate } from '../src/db/migrate.js';
 
 const fakes = await startAllFakes({ latencyMs: 50 });
-const pg = await startEmbeddedPostgres({ dataDir: 'bench/results/profile-data' });
+const pgStatements = Boolean(process.env.PG_STATEMENTS);
+const pg = await startEmbeddedPostgres({
+  dataDir: 'bench/results/profile-data',
+  settings: pgStatements ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } : {},
+});
 const pool = createPool(pg.url);
 await migrate(pool);
+if (pgStatements) await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
 const u = await createUser(pool, { username: 'p' + Date.now() });
 const keys: string[] = [];
 for (let i = 0; i < Number(process.env.KEYS ?? 500); i++) keys.push((await issueApiKey(pool, u.id)).key);
@@ -154,6 +161,11 @@ const commits = async (): Promise<number> => {
   return Number(r.rows[0]!.n);
 };
 const commits0 = await commits();
+if (pgStatements) {
+  const client = createPool(pg.url);
+  await client.query('SELECT pg_stat_statements_reset()');
+  await client.end();
+}
 const cpu0 = cpuMs();
 const pgCpu0 = pgCpuMs();
 const perf = process.env.PERF ? startPerf(Number(process.env.D ?? 10)) : undefined;
@@ -182,6 +194,20 @@ console.log(
   'statements/s',
   (statements / Number(process.env.D ?? 10)).toFixed(0),
 );
+if (pgStatements) {
+  const client = createPool(pg.url);
+  const rows = await client.query<{ calls: string; ms: number; rows: string; query: string }>(
+    `SELECT calls::text, total_exec_time AS ms, rows::text, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query
+       FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat%' ORDER BY total_exec_time DESC LIMIT 15`,
+  );
+  await client.end();
+  const n = r.requests.total;
+  console.log('statement calls/request, exec ms/request, rows/call:');
+  for (const row of rows.rows)
+    console.log(
+      `${(Number(row.calls) / n).toFixed(3)}\t${(row.ms / n).toFixed(4)}\t${(Number(row.rows) / Math.max(1, Number(row.calls))).toFixed(1)}\t${row.query}`,
+    );
+}
 const st = (await import('node:fs')).readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmHWM:\s+(\d+)/)?.[1];
 console.log('rss MB', Number(st) / 1024);
 child.kill('SIGTERM');
