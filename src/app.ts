@@ -40,7 +40,8 @@ import { PAGE_SECURITY_HEADERS } from './routes/web/security-headers.js';
 import { registerPageErrors } from './routes/web/page-errors.js';
 import { createSearchCache } from './upstream/cache.js';
 import contentsPlugin from './contents/plugin.js';
-import { createApiGate } from './gate/api-gate.js';
+import gatePlugin from './gate/plugin.js';
+import instantPlugin from './search/instant/plugin.js';
 import { answerUp, isUpPath } from './routes/up.js';
 import { guardConnections } from './runtime/connections.js';
 import { answerClientError } from './routes/client-error.js';
@@ -256,8 +257,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await healthRoutes(app);
   // Page contents (CONTENTS_ENABLED): the pages of the web read as text, for the API and MCP.
   await app.register(contentsPlugin);
-  // The one gate of every API request (REST, MCP): keys, limits, quota, usage.
-  app.decorate('apiGate', createApiGate(app, deps.clock));
+  // The one gate of every API request (REST, MCP, SearXNG, Tavily): keys, limits, quota, usage.
+  await app.register(gatePlugin, { clock: deps.clock });
+  // The instant answers' services (the currency rates store), shared by REST and SearXNG.
+  await app.register(instantPlugin);
   await app.register(apiRoutes, { prefix: '/api/v1' });
   // MCP for agents: the same keys, limits and usage as /api/v1/ (each tool call is its REST request).
   await app.register(mcpRoutes);

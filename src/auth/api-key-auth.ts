@@ -109,15 +109,3 @@ export function presentedKey(headers: Readonly<Record<string, string | string[] 
   const value = (Array.isArray(header) ? header[0] : header)?.trim();
   return value ? value : null;
 }
-
-const authenticators = new WeakMap<object, ApiKeyAuthenticator>();
-
-/** The one authenticator (and cache) of a pool, shared by the API and the pages that revoke keys. */
-export function authenticatorFor(pool: object): ApiKeyAuthenticator {
-  let authenticator = authenticators.get(pool);
-  if (!authenticator) {
-    authenticator = createApiKeyAuthenticator();
-    authenticators.set(pool, authenticator);
-  }
-  return authenticator;
-}

@@ -1,6 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import {
-  authenticatorFor,
+  type ApiKeyAuthenticator,
   INVALID_KEY,
   type Identity,
   NOT_PROVIDED,
@@ -41,16 +41,16 @@ import { type CallerContext, runForCaller } from '../upstream/caller.js';
  * Parameter validation comes after admission, so a 401 or a 429 never becomes a 400.
  */
 
-/** What a route tells the gate about a request before it is admitted. */
-export interface GatePlan {
+/** What a route tells the gate about a request before it is admitted; `P`: what it parsed to plan. */
+export interface GatePlan<P = unknown> {
   /** The endpoint counts searches: the monthly quota applies. */
   metered: boolean;
   /** Searches this request counts when it succeeds. */
   units: number;
   /** Also counted when the answer is a 5xx (translation counts as the backend is asked). */
   countsOnServerError?: boolean;
-  /** Whatever the route worked out to plan (its parsed parameters), for its handler. */
-  parsed?: unknown;
+  /** What the route worked out to plan (its parsed parameters), for its handler (`gatedRoute`). */
+  parsed?: P;
 }
 
 /** Why the gate refused a request. */
@@ -100,6 +100,31 @@ export function chargeOnly(request: FastifyRequest, units: number): void {
   call.plan = { ...call.plan, units: Math.max(0, Math.min(call.reserved, units)) };
 }
 
+/** A route of a gated scope whose plan parses what its handler then takes, typed alike. */
+export interface GatedRoute<P> {
+  method: HTTPMethods | HTTPMethods[];
+  url: string;
+  /** The route's plan for a request (run by the gate before admission, when the scope is limited). */
+  plan(request: FastifyRequest): GatePlan<P>;
+  /** The handler, given what the plan parsed (undefined when the plan parsed nothing, or did not run). */
+  handler(request: FastifyRequest, reply: FastifyReply, planned: P | undefined): unknown;
+}
+
+/** Registers a route whose handler receives its own plan's parsed parameters. */
+export function gatedRoute<P>(scope: FastifyInstance, route: GatedRoute<P>): void {
+  scope.route({
+    method: route.method,
+    url: route.url,
+    config: { apiGate: route.plan },
+    handler(request, reply) {
+      const call = request.apiCall;
+      // The plan of this very route set it: its type is P.
+      const planned = call?.outcome === 'admitted' ? (call.plan.parsed as P | undefined) : undefined;
+      return route.handler(request, reply, planned);
+    },
+  });
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the gate on every API request it decides. */
@@ -108,9 +133,6 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route's plan for a request (default: counts no searches). */
     apiGate?: (request: FastifyRequest) => GatePlan;
-  }
-  interface FastifyInstance {
-    apiGate: ApiGate;
   }
 }
 
@@ -124,7 +146,7 @@ export interface GateOptions {
    */
   presented?: (request: FastifyRequest) => string | null;
   /** The body of a refusal (401, 403, 429, 503) in the door's own error shape (default `{detail}`). */
-  refusal?: (detail: string) => Record<string, unknown>;
+  refusal?: (detail: string, status: number) => Record<string, unknown>;
 }
 
 /** What charging an admitted call with more requests decided (`charge`). */
@@ -156,12 +178,18 @@ const UNMETERED: GatePlan = { metered: false, units: 0 };
 /** Seconds a client is asked to wait when the database is unreachable. */
 const UNAVAILABLE_RETRY_AFTER = '5';
 
-/** The gate's services for one app: the key cache, admissions, refunds, last-used writes. */
-export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['clock']): ApiGate {
+export interface ApiGateDeps {
+  /** The key cache the gate identifies keys with (the pages that revoke a key tell it too). */
+  authenticator: ApiKeyAuthenticator;
+  /** The time the gate decides at (ms since the epoch; tests move it); default the database's clock. */
+  clock?: AdmissionSettings['clock'];
+}
+
+/** The gate's services for one app: admissions, refunds, last-used writes, with the key cache it is given. */
+export function createApiGate(app: FastifyInstance, { authenticator, clock }: ApiGateDeps): ApiGate {
   const { config, pool } = app;
   const limits = { burst: config.API_THROTTLE_BURST, sustained: config.API_THROTTLE_SUSTAINED };
   const policy = rateLimitPolicy(limits);
-  const authenticator = authenticatorFor(pool);
   const ledger = createUsageLedger(
     pool,
     { limits, monthlyQuota: config.API_MONTHLY_QUOTA, clock },
@@ -201,7 +229,7 @@ export function createApiGate(app: FastifyInstance, clock?: AdmissionSettings['c
   ) => {
     request.apiCall = { outcome: why, rate };
     if (status === 401) reply.header('WWW-Authenticate', 'Api-Key');
-    return reply.code(status).send(shape ? shape(detail) : { detail });
+    return reply.code(status).send(shape ? shape(detail, status) : { detail });
   };
 
   /** Sets `request.apiCall` and returns undefined, or sends the refusal and returns the reply (Fastify then stops). */

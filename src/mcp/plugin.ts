@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import fastifyPlugin from 'fastify-plugin';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -154,21 +155,17 @@ export function prepareMcpTools(withContents = true): Catalogue {
   return catalogue;
 }
 
-export async function mcpRoutes(app: FastifyInstance): Promise<void> {
+async function mcpRoutesScope(app: FastifyInstance): Promise<void> {
   // Authenticated here; the messages are limited in the handler (each tool call as the REST request it runs).
-  app.apiGate.guard(app, { limited: false });
-  // A 401 says how to send the key: an MCP client must not read it as the start of an OAuth flow.
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (reply.statusCode !== 401 || typeof payload !== 'string') return done(null, payload);
-    let detail = '';
-    try {
-      detail = String((JSON.parse(payload) as { detail?: unknown }).detail ?? '');
-    } catch {
-      /* not the gate's JSON: as is */
-      return done(null, payload);
-    }
-    const message = `${detail} ${HOW_TO_SEND_THE_KEY}`;
-    done(null, JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message }, id: null, detail: message }));
+  // A 401 says how to send the key, as a JSON-RPC error: an MCP client must not read it as the
+  // start of an OAuth flow. The other refusals keep the gate's `{detail}`.
+  app.apiGate.guard(app, {
+    limited: false,
+    refusal: (detail, status) => {
+      if (status !== 401) return { detail };
+      const message = `${detail} ${HOW_TO_SEND_THE_KEY}`;
+      return { jsonrpc: '2.0', error: { code: -32001, message }, id: null, detail: message };
+    },
   });
   // The transport reads the body itself: JSON-RPC parse errors and 415 in MCP's own form.
   app.removeAllContentTypeParsers();
@@ -318,3 +315,10 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   app.get('/mcp', notAllowed);
   app.delete('/mcp', notAllowed);
 }
+
+/** Registered by the app (app.ts) after the services it uses, which Fastify checks by name. */
+export const mcpRoutes = fastifyPlugin(mcpRoutesScope, {
+  name: 'sift-mcp',
+  encapsulate: true,
+  dependencies: ['sift-upstream', 'sift-contents', 'sift-gate'],
+});

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
 import type pg from 'pg';
 import { AggregatorRegistry, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { LimitsView } from '../upstream/pacing/limits-view.js';
@@ -323,7 +324,7 @@ function providerOfKey(key: string): string {
  * /metrics. With METRICS_TOKEN set, a scrape needs `Authorization: Bearer
  * <token>` (401 otherwise).
  */
-export async function metricsPlugin(app: FastifyInstance, options: { metrics: ReturnType<typeof createMetrics> }) {
+async function metricsRoutes(app: FastifyInstance, options: { metrics: ReturnType<typeof createMetrics> }) {
   const { metrics } = options;
   metrics.bindApp(app);
   const token = app.config.METRICS_TOKEN;
@@ -359,5 +360,8 @@ async function clusterMetrics(registry: Registry, peers: Peers): Promise<string>
   return AggregatorRegistry.aggregate(all).metrics();
 }
 
-// Hooks and the route at the root: they see every route of the app.
-(metricsPlugin as unknown as Record<symbol, boolean>)[Symbol.for('skip-override')] = true;
+/** Hooks and the route at the root: they see every route of the app. */
+export const metricsPlugin = fastifyPlugin(metricsRoutes, {
+  name: 'sift-metrics',
+  decorators: { fastify: ['config'] },
+});

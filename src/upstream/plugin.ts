@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
 import { configurationSummary, providerConfiguration } from '../providers/configuration.js';
 import type { HealthRecorder, HealthRecorderOptions } from './health-recorder.js';
 import { type LimitsView, readLimits } from './pacing/limits-view.js';
@@ -130,6 +131,8 @@ async function providersPlugin(app: FastifyInstance, options: ProvidersPluginOpt
 }
 
 // Decorations are visible to the whole app, not only inside this plugin.
-(providersPlugin as unknown as Record<symbol, boolean>)[Symbol.for('skip-override')] = true;
-
-export { providersPlugin };
+const plugin = fastifyPlugin(providersPlugin, {
+  name: 'sift-upstream',
+  decorators: { fastify: ['config', 'pool', 'lifecycle', 'searchCache'] },
+});
+export { plugin as providersPlugin };

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
 import { instantRoute } from './instant.js';
 import { cardsRoute } from './cards.js';
 import { apiKeyRoute } from './key.js';
@@ -19,7 +20,7 @@ const API_METHODS = ['GET', 'HEAD', 'POST'] as const;
  * unknown paths included: the gate (key, rate limits, quota: gate/api-gate.ts), then the
  * endpoint's parameter validation and handler.
  */
-export async function apiRoutes(app: FastifyInstance): Promise<void> {
+async function apiRoutesScope(app: FastifyInstance): Promise<void> {
   // Every request, unknown paths included: the API gate (key, limits, quota, usage).
   app.apiGate.guard(app, { limited: true });
   // The API's bodies are form-encoded fields or JSON; any other type is 415, text/plain included.
@@ -53,3 +54,10 @@ export async function apiRoutes(app: FastifyInstance): Promise<void> {
     return reply.code(404).send({ detail: 'Not found.' });
   });
 }
+
+/** Registered by the app (app.ts) after the services it uses, which Fastify checks by name. */
+export const apiRoutes = fastifyPlugin(apiRoutesScope, {
+  name: 'sift-api',
+  encapsulate: true,
+  dependencies: ['sift-upstream', 'sift-contents', 'sift-gate', 'sift-instant'],
+});

@@ -1,9 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { latestRatesCall } from '../../providers/frankfurter/latest.js';
 import { instant } from '../../search/instant/index.js';
 import { instantResponseJson } from '../../search/instant/response-json.js';
-import { createRatesStore, type RatesStore } from '../../search/instant/rates-store.js';
-import type { InstantDeps } from '../../search/instant/types.js';
 import { instantQuerySchema } from '../../search/queries.js';
 import { instantResponseSchema } from '../../search/response-schemas.js';
 import { registerSearchRoute } from './search-route.js';
@@ -12,28 +9,8 @@ import { registerSearchRoute } from './search-route.js';
  * `GET /api/v1/instant/`: an instant answer or null (spec 2.9, docs/api.md): always 200 `{query, answer}` for a valid q. Counts one search,
  * before the answer is looked for.
  */
-const depsOfApp = new WeakMap<object, InstantDeps>();
-
-/** The instant answers' services of an app, made once: REST and the SearXNG-compatible API share one rates store. */
-export function instantDepsOf(app: FastifyInstance): InstantDeps {
-  let deps = depsOfApp.get(app.upstream);
-  if (!deps) {
-    // A disabled feed (DISABLED_PROVIDERS=currency) is unconfigured everywhere: no currency answers at all.
-    const rates: RatesStore = app.providers.isConfigured('currency')
-      ? createRatesStore({
-          pool: app.pool,
-          fetchLatest: () => app.upstream.call(latestRatesCall(app.config)),
-          log: app.log,
-        })
-      : { current: async () => null, reset() {} };
-    deps = { config: app.config, upstream: app.upstream, rates, log: app.log };
-    depsOfApp.set(app.upstream, deps);
-  }
-  return deps;
-}
-
 export async function instantRoute(app: FastifyInstance): Promise<void> {
-  const deps = instantDepsOf(app);
+  const deps = app.instant;
   registerSearchRoute(app, {
     path: '/instant/',
     schema: instantQuerySchema,

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { GatePlan } from '../../gate/api-gate.js';
+import { type GatePlan, gatedRoute } from '../../gate/api-gate.js';
 import type { SearchOutcome } from '../../search/outcome.js';
 import { type FieldErrors, parseFields, parseQuery } from '../../search/query-string.js';
 import { describeRoute, type RouteDoc } from './openapi.js';
@@ -66,7 +66,7 @@ export function registerSearchRoute<S extends z.ZodObject, B>(app: FastifyInstan
     return route.jsonBody && request.method === 'POST' ? parseFields(route.schema, raw) : parseQuery(route.schema, raw);
   };
 
-  const apiGate = (request: FastifyRequest): GatePlan => {
+  const plan = (request: FastifyRequest): GatePlan<Parsed<S>> => {
     const countsOnServerError = route.count === 'before';
     if (request.method === 'POST') return { metered: true, units: route.units(undefined), countsOnServerError };
     const parsed = validate(request);
@@ -76,14 +76,12 @@ export function registerSearchRoute<S extends z.ZodObject, B>(app: FastifyInstan
   const paths = [route.path, route.path.slice(0, -1)];
   for (const method of route.methods ?? ['GET']) {
     for (const url of paths) {
-      app.route({
+      gatedRoute(app, {
         method,
         url,
-        config: { apiGate },
-        async handler(request, reply) {
-          // Parsed when the gate planned the request (a GET); a POST's body is parsed now.
-          const call = request.apiCall;
-          const planned = call?.outcome === 'admitted' ? (call.plan.parsed as Parsed<S> | undefined) : undefined;
+        plan,
+        // Parsed when the gate planned the request (a GET); a POST's body is parsed now.
+        async handler(request, reply, planned) {
           const parsed = planned ?? validate(request);
           if (!parsed.ok) return reply.code(400).send(parsed.errors);
           const outcome = await route.handle(parsed.value, request);

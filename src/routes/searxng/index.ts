@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
+import fastifyPlugin from 'fastify-plugin';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { presentedKey } from '../../auth/api-key-auth.js';
-import { admittedCall, chargeOnly, type GatePlan } from '../../gate/api-gate.js';
+import { chargeOnly, type GatePlan, gatedRoute } from '../../gate/api-gate.js';
 import { PROJECT_ROOT } from '../../runtime/project-root.js';
 import { providersOffering } from '../../providers/registry.js';
 import { qSchema } from '../../search/queries.js';
 import { suggest } from '../../search/suggest.js';
-import { instantDepsOf } from '../api/instant.js';
 import { CATEGORIES, ENGINES } from '../../search/engines.js';
 import {
   type FieldErrors,
@@ -168,21 +168,21 @@ async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Prom
   // Priced as the same searches over REST (searxUnits). A POST's body is read after admission:
   // without one, its query string is the whole request; with one, the most a search can count is
   // reserved, and the handler keeps only what it asked (chargeOnly).
-  const searchPlan = (request: FastifyRequest): GatePlan => {
+  const searchPlan = (request: FastifyRequest): GatePlan<Parsed> => {
     if (request.method === 'POST' && hasBody(request)) return { metered: true, units: MAX_SEARX_UNITS };
     const parsed = parse(request, false);
     const units = parsed.format === null && parsed.query.ok ? searxUnits(parsed.query.value) : 0;
     return { metered: true, units, parsed: request.method === 'POST' ? undefined : parsed };
   };
 
-  const searchHandler = async (request: FastifyRequest, reply: FastifyReply) => {
-    const parsed = (admittedCall(request).plan.parsed as Parsed | undefined) ?? parse(request);
+  const searchHandler = async (request: FastifyRequest, reply: FastifyReply, planned: Parsed | undefined) => {
+    const parsed = planned ?? parse(request);
     if (parsed.format !== null) return fail(reply, 400, parsed.format);
     if (!parsed.query.ok) return fail(reply, 400, describeErrors(parsed.query.errors));
     const query: SearxQuery = parsed.query.value;
     chargeOnly(request, searxUnits(query));
     const userAgent = request.headers['user-agent'];
-    const outcome = await searxSearch(app, instantDepsOf(app), query, {
+    const outcome = await searxSearch(app, app.instant, query, {
       ip: request.ip ?? '',
       userAgent: typeof userAgent === 'string' ? userAgent : '',
       log: request.log,
@@ -206,11 +206,11 @@ async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Prom
     });
   };
 
-  scope.route({ method: ['GET', 'POST'], url: '/search', config: { apiGate: searchPlan }, handler: searchHandler });
+  gatedRoute(scope, { method: ['GET', 'POST'], url: '/search', plan: searchPlan, handler: searchHandler });
   // The base URL itself searches too, as SearXNG's index does with a query (LangChain Python's
   // SearxSearchWrapper asks `searx_host` as it is); at the root that path is Sift's own page.
   if (options.keyInUrl) {
-    scope.route({ method: ['GET', 'POST'], url: '/', config: { apiGate: searchPlan }, handler: searchHandler });
+    gatedRoute(scope, { method: ['GET', 'POST'], url: '/', plan: searchPlan, handler: searchHandler });
   }
 
   scope.get('/config', async () => configBody(app));
@@ -244,7 +244,7 @@ async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Prom
 }
 
 /** The SearXNG-compatible API: at the root, and below /searxng/<key> unless SEARXNG_KEY_IN_URL_ENABLED is false. */
-export async function searxngRoutes(app: FastifyInstance): Promise<void> {
+async function searxngRoutesScope(app: FastifyInstance): Promise<void> {
   // SearXNG's health check, which its container images and uptime monitors poll: no key, no cost.
   app.get('/healthz', async (_request, reply) => reply.type('text/plain; charset=utf-8').send('OK'));
   await app.register(searxngScope, { keyInUrl: false });
@@ -264,3 +264,10 @@ export async function searxngRoutes(app: FastifyInstance): Promise<void> {
       ),
   });
 }
+
+/** Registered by the app (app.ts) after the services it uses, which Fastify checks by name. */
+export const searxngRoutes = fastifyPlugin(searxngRoutesScope, {
+  name: 'sift-searxng',
+  encapsulate: true,
+  dependencies: ['sift-upstream', 'sift-gate', 'sift-instant'],
+});

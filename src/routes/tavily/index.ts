@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
 import type { GatePlan } from '../../gate/api-gate.js';
 import { requestIdOf, responseTime, sendRefusal, tavilyError } from './answers.js';
 import { runTavilyExtract } from './extract.js';
@@ -26,7 +27,7 @@ export interface TavilyRoutesOptions {
 const FIRST_SEARCH: GatePlan = { metered: true, units: 1 };
 const firstSearch = (_request: FastifyRequest): GatePlan => FIRST_SEARCH;
 
-export async function tavilyRoutes(scope: FastifyInstance, options: TavilyRoutesOptions = {}): Promise<void> {
+async function tavilyRoutesScope(scope: FastifyInstance, options: TavilyRoutesOptions = {}): Promise<void> {
   const now = options.now ?? Date.now;
   scope.apiGate.guard(scope, { limited: true, refusal: tavilyError });
 
@@ -88,3 +89,10 @@ export async function tavilyRoutes(scope: FastifyInstance, options: TavilyRoutes
     };
   });
 }
+
+/** Registered by the app (app.ts) after the services it uses, which Fastify checks by name. */
+export const tavilyRoutes = fastifyPlugin(tavilyRoutesScope, {
+  name: 'sift-tavily',
+  encapsulate: true,
+  dependencies: ['sift-upstream', 'sift-contents', 'sift-gate'],
+});

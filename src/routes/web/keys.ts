@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticatorFor } from '../../auth/api-key-auth.js';
 import {
   type ApiKeyRecord,
   countActiveKeys,
@@ -126,7 +125,7 @@ export async function keysRoutes(app: FastifyInstance): Promise<void> {
       if (!key || key.userId !== user.id) {
         request.session.set('notice', 'That key does not exist.');
       } else if (await revokeApiKey(app.pool, key.id, user.id)) {
-        authenticatorFor(app.pool).forget(key.prefix);
+        app.apiKeys.forget(key.prefix);
         request.session.set('notice', `Revoked key ${key.displayPrefix} ("${key.name}").`);
       } else {
         request.session.set('notice', `Key ${key.displayPrefix} was already revoked.`);
