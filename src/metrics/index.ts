@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { AggregatorRegistry, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { LimitsView } from '../upstream/pacing/limits-view.js';
-import type { Peers } from '../cluster.js';
+import type { Peers } from '../cluster/peers.js';
 import type { SearchCache } from '../upstream/cache.js';
 import { healthOf } from '../upstream/health-store.js';
 import { tokenMatches } from '../routes/health.js';
