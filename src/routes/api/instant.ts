@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { FRANKFURTER } from '../../providers/frankfurter/index.js';
 import { latestRatesCall } from '../../providers/frankfurter/latest.js';
 import { instant } from '../../search/instant/index.js';
 import { instantResponseJson } from '../../search/instant/response-json.js';
@@ -19,7 +20,7 @@ export function instantDepsOf(app: FastifyInstance): InstantDeps {
   let deps = depsOfApp.get(app.upstream);
   if (!deps) {
     // A disabled feed (DISABLED_PROVIDERS=currency) is unconfigured everywhere: no currency answers at all.
-    const rates: RatesStore = app.providers.isConfigured('currency')
+    const rates: RatesStore = app.providers.isConfigured(FRANKFURTER)
       ? createRatesStore({
           pool: app.pool,
           fetchLatest: () => app.upstream.call(latestRatesCall(app.config)),
