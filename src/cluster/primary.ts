@@ -51,7 +51,6 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
 
   // Registered first, so a signal during start-up still stops the workers and the embedded server.
   closeWithGrace({ delay: config.SHUTDOWN_TIMEOUT_MS + 10_000, logger: log }, async ({ signal, err }) => {
-    supervisor.stopping = true;
     if (err) log.error({ err }, 'fatal error, shutting down');
     else log.info({ signal, workers: supervisor.size }, 'shutting down: draining the workers');
     await supervisor.stop(config.SHUTDOWN_TIMEOUT_MS + 5000);
@@ -66,7 +65,6 @@ export async function runPrimary(config: Config, log: pino.Logger, options: { se
     log.info({ workers: config.WORKERS }, 'workers starting');
     await start.run(() => supervisor.stopping);
   } catch (err) {
-    supervisor.stopping = true;
     start.failed(err);
     // fatal: pino writes it at once, before the exit below.
     log.fatal(err instanceof Error ? err.message : err);

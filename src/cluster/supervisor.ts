@@ -33,9 +33,9 @@ export class Supervisor {
   /** The workers by index, 0..count-1; a replacement takes the index of the worker it replaces. */
   private readonly running = new Map<number, SupervisedWorker>();
   /** Every worker of the first start listened: from then on, a worker that dies is replaced. */
-  ready = false;
+  private started = false;
   /** The server is stopping (a signal, or a failed start): nothing is replaced. */
-  stopping = false;
+  private stopRequested = false;
   /** Workers of the first start that listen. */
   private listening = 0;
   /** Workers in a row that died before HEALTHY_AFTER_MS: sets the pause before the next start. */
@@ -46,6 +46,14 @@ export class Supervisor {
     private readonly log: pino.Logger,
     private readonly hooks: SupervisorHooks,
   ) {}
+
+  get ready(): boolean {
+    return this.started;
+  }
+
+  get stopping(): boolean {
+    return this.stopRequested;
+  }
 
   get size(): number {
     return this.running.size;
@@ -61,7 +69,7 @@ export class Supervisor {
 
   /** Asks every worker to drain and waits for them; kills those still running after `timeoutMs`. */
   async stop(timeoutMs: number): Promise<void> {
-    this.stopping = true;
+    this.stopRequested = true;
     const running = [...this.running.values()];
     for (const { worker, greeted } of running) {
       // A worker still loading its modules has nothing to drain, and would not hear the order yet.
@@ -102,15 +110,15 @@ export class Supervisor {
     });
     worker.once('listening', (address) => {
       this.listening++;
-      if (!this.ready && this.listening === this.count) {
-        this.ready = true;
+      if (!this.started && this.listening === this.count) {
+        this.started = true;
         this.hooks.allListening(address.port);
       }
     });
     worker.once('exit', (code, signal) => {
       if (this.running.get(index)?.worker === worker) this.running.delete(index);
-      if (this.stopping) return;
-      if (!this.ready) {
+      if (this.stopRequested) return;
+      if (!this.started) {
         this.hooks.failedToStart(new Error(`worker ${index} exited during start-up (code ${code ?? signal})`));
         return;
       }
@@ -119,7 +127,7 @@ export class Supervisor {
       const pause = this.quickDeaths === 0 ? 0 : Math.min(MAX_RESTART_PAUSE_MS, 1000 * 2 ** (this.quickDeaths - 1));
       this.log.error({ worker: index, code, signal, ranMs, restartInMs: pause }, 'worker exited; starting another');
       setTimeout(() => {
-        if (!this.stopping) this.fork(index);
+        if (!this.stopRequested) this.fork(index);
       }, pause).unref();
     });
   }
