@@ -16,7 +16,7 @@ import type pg from 'pg';
 import type { Config } from './config/index.js';
 import { proxyTrust } from './config/trust-proxy.js';
 import { registerWebSessions } from './routes/web/web-session.js';
-import type { Peers } from './cluster.js';
+import type { Peers } from './cluster/peers.js';
 import { type Lifecycle, createLifecycle } from './runtime/lifecycle.js';
 import { createLogger } from './runtime/logging.js';
 import { lazySchemaController } from './runtime/lazy-schema-compilers.js';
@@ -51,7 +51,7 @@ export interface AppDeps {
   lifecycle?: Lifecycle;
   /** A pino logger to share (the server's), false to silence logs (tests); default: one per LOG_LEVEL. */
   logger?: FastifyBaseLogger | false;
-  /** The other workers of a WORKERS > 1 cluster (cluster.ts); absent in a single process. */
+  /** The other workers of a WORKERS > 1 cluster (cluster/peers.ts); absent in a single process. */
   peers?: Peers;
   /** Log what providers are configured, once per group (default true; in a cluster, one worker does). */
   providerSummary?: boolean;

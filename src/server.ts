@@ -2,14 +2,9 @@ import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import closeWithGrace from 'close-with-grace';
 import type pino from 'pino';
-import {
-  isClusterWorker,
-  onStopOrder,
-  runPrimary,
-  waitForStartOrder,
-  type WorkerStart,
-  workerPeers,
-} from './cluster.js';
+import { workerPeers } from './cluster/peers.js';
+import { runPrimary } from './cluster/primary.js';
+import { isClusterWorker, onStopOrder, type WorkerStart, waitForStartOrder } from './cluster/start-up.js';
 import { type Config, ConfigError, loadConfig } from './config/index.js';
 import { resolveSecretKey } from './config/secret-key.js';
 import type { openDatabase } from './db/index.js';
@@ -21,7 +16,7 @@ import { shutdown } from './runtime/shutdown.js';
 /*
  * The server process. WORKERS=1: this process is the whole server.
  * WORKERS>1 (the default, one per core, on a machine with several): this
- * process becomes the cluster primary (cluster.ts),
+ * process becomes the cluster primary (cluster/primary.ts),
  * which owns the database and forks the workers; each worker lands here too
  * and runs one instance with what the primary sent it.
  */

@@ -3,7 +3,7 @@ import fastifyPlugin from 'fastify-plugin';
 import type pg from 'pg';
 import { AggregatorRegistry, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { LimitsView } from '../upstream/pacing/limits-view.js';
-import type { Peers } from '../cluster.js';
+import type { Peers } from '../cluster/peers.js';
 import type { SearchCache } from '../upstream/cache.js';
 import { healthOf } from '../upstream/health-store.js';
 import { tokenMatches } from '../routes/health.js';

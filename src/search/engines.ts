@@ -1,4 +1,17 @@
+import { BRAVE } from '../providers/brave/index.js';
+import { MARGINALIA } from '../providers/marginalia/index.js';
+import { MOJEEK } from '../providers/mojeek/index.js';
+import { NOMINATIM } from '../providers/nominatim/index.js';
+import { PIXABAY } from '../providers/pixabay/index.js';
+import { SEPIA } from '../providers/sepia/index.js';
+import { STAAN } from '../providers/staan/index.js';
+import { STACK_EXCHANGE } from '../providers/stackexchange/index.js';
+import { THETVDB } from '../providers/thetvdb/index.js';
+import { TRIPADVISOR } from '../providers/tripadvisor/index.js';
 import type { ProviderSlug } from '../providers/types.js';
+import { WIKIDATA } from '../providers/wikidata/index.js';
+import { WIKIPEDIA } from '../providers/wikipedia/index.js';
+import { WORLD_NEWS } from '../providers/worldnews/index.js';
 
 /*
  * Sift's providers under the engine names SearXNG gives them (its settings.yml), which clients
@@ -29,7 +42,7 @@ export interface Engine {
 export const ENGINES: readonly Engine[] = [
   {
     name: 'brave',
-    slug: 'provider_01',
+    slug: BRAVE,
     categories: ['general', 'images', 'news', 'videos'],
     shortcut: 'br',
     paging: true,
@@ -39,7 +52,7 @@ export const ENGINES: readonly Engine[] = [
   },
   {
     name: 'mojeek',
-    slug: 'provider_02',
+    slug: MOJEEK,
     categories: ['general'],
     shortcut: 'mjk',
     paging: true,
@@ -49,7 +62,7 @@ export const ENGINES: readonly Engine[] = [
   },
   {
     name: 'marginalia',
-    slug: 'provider_03',
+    slug: MARGINALIA,
     categories: ['general'],
     shortcut: 'mar',
     paging: true,
@@ -59,7 +72,7 @@ export const ENGINES: readonly Engine[] = [
   },
   {
     name: 'staan',
-    slug: 'provider_04',
+    slug: STAAN,
     categories: ['general'],
     shortcut: 'sta',
     paging: true,
@@ -69,7 +82,7 @@ export const ENGINES: readonly Engine[] = [
   },
   {
     name: 'pixabay',
-    slug: 'provider_05',
+    slug: PIXABAY,
     categories: ['images'],
     shortcut: 'pixi',
     paging: true,
@@ -79,7 +92,7 @@ export const ENGINES: readonly Engine[] = [
   },
   {
     name: 'sepia',
-    slug: 'provider_06',
+    slug: SEPIA,
     categories: ['videos'],
     shortcut: 'sep',
     paging: true,
@@ -89,7 +102,7 @@ export const ENGINES: readonly Engine[] = [
   },
   {
     name: 'worldnews',
-    slug: 'provider_07',
+    slug: WORLD_NEWS,
     categories: ['news'],
     shortcut: 'wn',
     paging: true,
@@ -99,7 +112,7 @@ export const ENGINES: readonly Engine[] = [
   },
   {
     name: 'wikipedia',
-    slug: 'provider_08',
+    slug: WIKIPEDIA,
     categories: ['general'],
     shortcut: 'wp',
     paging: false,
@@ -109,7 +122,7 @@ export const ENGINES: readonly Engine[] = [
   },
   {
     name: 'wikidata',
-    slug: 'provider_09',
+    slug: WIKIDATA,
     categories: ['general'],
     shortcut: 'wd',
     paging: false,
@@ -119,7 +132,7 @@ export const ENGINES: readonly Engine[] = [
   },
   {
     name: 'thetvdb',
-    slug: 'provider_10',
+    slug: THETVDB,
     categories: ['general'],
     shortcut: 'tvdb',
     paging: false,
@@ -129,7 +142,7 @@ export const ENGINES: readonly Engine[] = [
   },
   {
     name: 'tripadvisor',
-    slug: 'provider_11',
+    slug: TRIPADVISOR,
     categories: ['general'],
     shortcut: 'ta',
     paging: false,
@@ -139,7 +152,7 @@ export const ENGINES: readonly Engine[] = [
   },
   {
     name: 'stackexchange',
-    slug: 'provider_12',
+    slug: STACK_EXCHANGE,
     categories: ['general'],
     shortcut: 'st',
     paging: false,
@@ -149,7 +162,7 @@ export const ENGINES: readonly Engine[] = [
   },
   {
     name: 'openstreetmap',
-    slug: 'provider_13',
+    slug: NOMINATIM,
     categories: ['map'],
     shortcut: 'osm',
     paging: false,

@@ -1,5 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { Place } from '../contracts/place.js';
+import { NOMINATIM } from '../providers/nominatim/index.js';
 import { nominatimReverseCall } from '../providers/nominatim/reverse.js';
 import { nominatimSearchCall } from '../providers/nominatim/search.js';
 import type { ProviderDirectory, Upstream } from '../providers/types.js';
@@ -49,7 +50,7 @@ export async function searchMaps(deps: MapsDeps, params: MapsParams): Promise<Se
   if (request.mode === 'reverse') {
     const { lat, lon, name, lang } = request;
     let place = coordinatePlace(lat, lon, name);
-    if (deps.providers.isConfigured('provider_13')) {
+    if (deps.providers.isConfigured(NOMINATIM)) {
       try {
         const facts = await deps.upstream.call(nominatimReverseCall({ lat, lon, lang }, deps.config));
         if (facts) place = buildPlace(name ? Object.assign({}, facts, { name }) : facts);
@@ -61,8 +62,7 @@ export async function searchMaps(deps: MapsDeps, params: MapsParams): Promise<Se
     return { status: 200, body: { query: '', places: [place] } };
   }
 
-  if (!deps.providers.isConfigured('provider_13'))
-    return notConfigured(deps.providers, ['provider_13'], 'geocoding provider');
+  if (!deps.providers.isConfigured(NOMINATIM)) return notConfigured(deps.providers, [NOMINATIM], 'geocoding provider');
   try {
     const found = await deps.upstream.call(nominatimSearchCall(request, deps.config));
     const places = found.map((facts) => buildPlace(facts));
@@ -73,7 +73,7 @@ export async function searchMaps(deps: MapsDeps, params: MapsParams): Promise<Se
       const seconds = Math.max(1, Math.ceil((err.retryAfterMs ?? 1000) / 1000));
       return { status: 503, body: { detail: busyDetail(seconds) }, headers: { 'Retry-After': String(seconds) } };
     }
-    if (err instanceof UpstreamError) return allFailed([{ engine: 'provider_13', reason: err.reason }]);
+    if (err instanceof UpstreamError) return allFailed([{ engine: NOMINATIM, reason: err.reason }]);
     throw err;
   }
 }

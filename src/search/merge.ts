@@ -1,4 +1,5 @@
 import type { EngineResult, EngineSlice } from '../contracts/search.js';
+import { BRAVE } from '../providers/brave/index.js';
 import { descriptorOf } from '../providers/registry.js';
 import type { EngineSlug } from './queries.js';
 
@@ -173,7 +174,7 @@ export function sourceOf(engines: readonly EngineSlug[]): string {
 
 export function sourceLabel(engines: readonly EngineSlug[]): string {
   const names: string[] = [];
-  for (const e of engines) if (e !== 'provider_01') names.push(descriptorOf(e).name);
+  for (const e of engines) if (e !== BRAVE) names.push(descriptorOf(e).name);
   return names.join(SOURCE_LABEL_SEPARATOR);
 }
 

@@ -1,4 +1,5 @@
 import type { Config } from '../config/index.js';
+import { LIBRETRANSLATE } from '../providers/libretranslate/index.js';
 import { type Language, libreTranslateLanguagesCall } from '../providers/libretranslate/languages.js';
 import { libreTranslateTask } from '../providers/libretranslate/translate.js';
 import type { ProviderDirectory, Upstream } from '../providers/types.js';
@@ -66,7 +67,7 @@ export async function translate(
   const text = params.q || params.text;
   const source = params.source || 'auto';
   const target = params.target;
-  if (!deps.providers.isConfigured('translate')) return unavailable();
+  if (!deps.providers.isConfigured(LIBRETRANSLATE)) return unavailable();
   try {
     const result = await deps.upstream.call(libreTranslateTask({ text, source, target }, deps.config));
     return {
@@ -85,7 +86,7 @@ export async function translate(
 }
 
 export async function translationLanguages(deps: TranslateDeps): Promise<LanguagesResponse> {
-  if (deps.providers.isConfigured('translate')) {
+  if (deps.providers.isConfigured(LIBRETRANSLATE)) {
     try {
       const languages = await deps.upstream.call(libreTranslateLanguagesCall(deps.config));
       if (languages.length > 0) return { languages };

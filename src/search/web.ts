@@ -1,5 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { EngineSlice, WebQuery } from '../contracts/search.js';
+import { BRAVE } from '../providers/brave/index.js';
 import { stringBytes } from '../upstream/cache.js';
 import { providersOffering } from '../providers/registry.js';
 import { unresponsiveOf } from '../upstream/runner.js';
@@ -101,7 +102,7 @@ export async function gatherWeb(deps: SearchDeps, params: WebParams): Promise<Se
   for (const outcome of outcomes) {
     if (!outcome.ok) continue;
     const slice = outcome.value;
-    if (outcome.provider === 'provider_01') correction = correctionOf(query.q, slice.altered);
+    if (outcome.provider === BRAVE) correction = correctionOf(query.q, slice.altered);
     if (slice.results.length > 0) lists.push({ engine: outcome.provider, results: slice.results });
   }
   if (asked.length > 0 && !outcomes.some((o) => o.ok)) return noAnswer(outcomes);

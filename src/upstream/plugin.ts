@@ -71,7 +71,7 @@ async function providersPlugin(app: FastifyInstance, options: ProvidersPluginOpt
   const { providers, recorder, runner, suspensions } = services;
   const reader = createStatusReader(app.pool);
   recorder.onStatusWritten(() => reader.invalidate());
-  // The workers of one server suspend a provider together, and show a state another wrote at once (cluster.ts).
+  // The workers of one server suspend a provider together, and show a state another wrote at once (cluster/peers.ts).
   const peers = app.peers;
   if (peers) {
     suspensions.shareWith((note) => peers.tell('suspension', note));

@@ -1,5 +1,9 @@
 import type pg from 'pg';
 import type { Config } from '../config/index.js';
+import { FRANKFURTER } from '../providers/frankfurter/index.js';
+import { LIBRETRANSLATE } from '../providers/libretranslate/index.js';
+import { NOMINATIM } from '../providers/nominatim/index.js';
+import { OPEN_METEO } from '../providers/openmeteo/index.js';
 import { descriptorOf, PROVIDERS } from '../providers/registry.js';
 import type { ProviderRunner } from './runner.js';
 import type { ProviderDirectory, ProviderSlug } from '../providers/types.js';
@@ -12,7 +16,7 @@ import type { ProviderDirectory, ProviderSlug } from '../providers/types.js';
  */
 
 /** The order probes run and are reported in (the original's). */
-const PROBE_RUN_ORDER: readonly ProviderSlug[] = ['provider_13', 'translate', 'weather', 'currency'];
+const PROBE_RUN_ORDER: readonly ProviderSlug[] = [NOMINATIM, LIBRETRANSLATE, OPEN_METEO, FRANKFURTER];
 
 /** Providers with a probe, in probe order (any probe-carrying provider missing from the list goes last). */
 export const PROBE_ORDER: readonly ProviderSlug[] = [

@@ -4,6 +4,7 @@ import type { ImageResult, MediaQuery } from '../../contracts/search.js';
 import { body, line, list, nested, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
 import { braveAcceptsQuery, braveHeaders, braveLanguageParams, braveRefusal } from './common.js';
+import { BRAVE } from './slug.js';
 
 /*
  * Brave image search (provider_01): GET {BRAVE_BASE_URL}/images/search
@@ -62,7 +63,7 @@ export function braveImagesCall(query: MediaQuery, config: BraveImagesConfig): P
   if ((query.page - 1) * BRAVE_IMAGES_PER_PAGE >= BRAVE_IMAGES_MAX || !braveAcceptsQuery(query.q)) return null;
   const params = braveImagesParams(query);
   return {
-    provider: 'provider_01',
+    provider: BRAVE,
     request: {
       method: 'GET',
       url: `${config.BRAVE_BASE_URL}/images/search?${params}`,

@@ -2,13 +2,16 @@ import { limitsOfWindows, rateLimitWindows } from '../rate-limit-headers.js';
 import type { ProviderDescriptor } from '../types.js';
 import { braveImagesCall } from './images.js';
 import { braveNewsCall } from './news.js';
+import { BRAVE } from './slug.js';
 import { braveSuggestCall } from './suggest.js';
 import { braveVideosCall } from './videos.js';
 import { braveWebAccepts, braveWebCall } from './web.js';
 
+export { BRAVE };
+
 /** Brave Search API: web, images, news and videos (and suggest with its own key). */
 export const brave: ProviderDescriptor = {
-  slug: 'provider_01',
+  slug: BRAVE,
   name: 'Brave Search',
   group: 'engine',
   monitor: 'query',

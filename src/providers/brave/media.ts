@@ -2,6 +2,7 @@ import type { Config } from '../../config/index.js';
 import type { MediaQuery } from '../../contracts/search.js';
 import type { ProviderCall } from '../types.js';
 import { BRAVE_MAX_PAGE, braveAcceptsQuery, braveHeaders, braveRefusal } from './common.js';
+import { BRAVE } from './slug.js';
 import { braveWebParams } from './web.js';
 
 /*
@@ -24,7 +25,7 @@ export function braveMediaCall<T>(
   if (query.page > BRAVE_MAX_PAGE || !braveAcceptsQuery(query.q)) return null;
   const params = braveWebParams(query);
   return {
-    provider: 'provider_01',
+    provider: BRAVE,
     request: {
       method: 'GET',
       url: `${config.BRAVE_BASE_URL}/${search}/search?${params}`,

@@ -3,6 +3,7 @@ import type { Config } from '../../config/index.js';
 import { body, list, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
 import { braveAcceptsQuery, braveHeaders, braveRefusal } from './common.js';
+import { BRAVE } from './slug.js';
 
 /*
  * Brave Suggest (health recorded under provider_01): GET {BRAVE_BASE_URL}/suggest/search
@@ -36,7 +37,7 @@ export function braveSuggestCall(q: string, config: BraveSuggestConfig): Provide
   if (!config.BRAVE_SUGGEST_API_KEY || !braveAcceptsQuery(q)) return null;
   const params = new URLSearchParams({ q, count: String(SUGGEST_LIMIT) });
   return {
-    provider: 'provider_01',
+    provider: BRAVE,
     request: {
       method: 'GET',
       url: `${config.BRAVE_BASE_URL}/suggest/search?${params}`,

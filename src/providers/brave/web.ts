@@ -12,6 +12,7 @@ import {
   braveRefusal,
   FRESHNESS,
 } from './common.js';
+import { BRAVE } from './slug.js';
 
 /*
  * Brave web search (provider_01): GET {BRAVE_BASE_URL}/web/search
@@ -93,7 +94,7 @@ export function parseBraveWeb(json: unknown): EngineSlice {
 export function braveWebCall(query: WebQuery, config: BraveWebConfig): ProviderCall<EngineSlice> {
   const params = braveWebParams(query);
   return {
-    provider: 'provider_01',
+    provider: BRAVE,
     request: {
       method: 'GET',
       url: `${config.BRAVE_BASE_URL}/web/search?${params}`,

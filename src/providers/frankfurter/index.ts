@@ -1,9 +1,12 @@
 import type { ProviderDescriptor } from '../types.js';
 import { isObject, probeFailure } from '../probe-helpers.js';
+import { FRANKFURTER } from './slug.js';
+
+export { FRANKFURTER };
 
 /** Frankfurter (keyless) exchange rates, the currency instant answer. Probe: the latest rates, base USD (free). */
 export const frankfurter: ProviderDescriptor = {
-  slug: 'currency',
+  slug: FRANKFURTER,
   name: 'Frankfurter',
   group: 'instant',
   monitor: 'probe',
@@ -12,12 +15,12 @@ export const frankfurter: ProviderDescriptor = {
   timeoutMs: 10_000,
   cacheTtlMs: 24 * 60 * 60_000,
   probe: (config) => ({
-    provider: 'currency',
+    provider: FRANKFURTER,
     request: { url: `${config.FRANKFURTER_BASE_URL}/latest?base=USD` },
     cacheTtlMs: 0,
     parse(body) {
       if (!isObject(body) || !isObject(body.rates) || Object.keys(body.rates).length === 0) {
-        throw probeFailure('currency', 'no exchange rates in the answer');
+        throw probeFailure(FRANKFURTER, 'no exchange rates in the answer');
       }
       return true;
     },

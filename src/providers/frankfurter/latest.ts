@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import { body, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
+import { FRANKFURTER } from './slug.js';
 
 /*
  * Frankfurter (slug `currency`): GET {FRANKFURTER_BASE_URL}/latest?base=USD
@@ -45,7 +46,7 @@ export function parseLatest(json: unknown, base = 'USD'): LatestRates {
 
 export function latestRatesCall(config: Pick<Config, 'FRANKFURTER_BASE_URL'>, base = 'USD'): ProviderCall<LatestRates> {
   return {
-    provider: 'currency',
+    provider: FRANKFURTER,
     request: { method: 'GET', url: `${config.FRANKFURTER_BASE_URL}/latest?base=${encodeURIComponent(base)}` },
     parse: (json) => parseLatest(json, base),
     cacheTtlMs: 0,

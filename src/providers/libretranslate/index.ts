@@ -1,9 +1,12 @@
 import type { ProviderDescriptor } from '../types.js';
 import { probeFailure } from '../probe-helpers.js';
+import { LIBRETRANSLATE } from './slug.js';
+
+export { LIBRETRANSLATE };
 
 /** LibreTranslate at LIBRETRANSLATE_URL (API key optional). Probe: GET /languages (free). */
 export const libreTranslate: ProviderDescriptor = {
-  slug: 'translate',
+  slug: LIBRETRANSLATE,
   name: 'LibreTranslate',
   group: 'translate',
   monitor: 'probe',
@@ -14,11 +17,11 @@ export const libreTranslate: ProviderDescriptor = {
   timeoutMs: 10_000,
   cacheTtlMs: 60 * 60_000,
   probe: (config) => ({
-    provider: 'translate',
+    provider: LIBRETRANSLATE,
     request: { url: `${config.LIBRETRANSLATE_URL}/languages` },
     cacheTtlMs: 0,
     parse(body) {
-      if (!Array.isArray(body) || body.length === 0) throw probeFailure('translate', 'empty language list');
+      if (!Array.isArray(body) || body.length === 0) throw probeFailure(LIBRETRANSLATE, 'empty language list');
       return true;
     },
   }),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import { list, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
+import { LIBRETRANSLATE } from './slug.js';
 
 /*
  * LibreTranslate languages (translate): GET {LIBRETRANSLATE_URL}/languages
@@ -33,7 +34,7 @@ export function parseLanguages(json: unknown): Language[] {
 
 export function libreTranslateLanguagesCall(config: Pick<Config, 'LIBRETRANSLATE_URL'>): ProviderCall<Language[]> {
   return {
-    provider: 'translate',
+    provider: LIBRETRANSLATE,
     request: { method: 'GET', url: `${config.LIBRETRANSLATE_URL}/languages` },
     parse: parseLanguages,
   };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import { body, nested, text } from '../tolerant.js';
 import type { ProviderCall, ProviderFlow, Refusal } from '../types.js';
+import { LIBRETRANSLATE } from './slug.js';
 
 /*
  * LibreTranslate (translate): POST {LIBRETRANSLATE_URL}/translate with the
@@ -95,7 +96,7 @@ export function libreTranslateRefusal(status: number, body: string, query: Trans
 
 export function libreTranslateCall(query: TranslateQuery, config: LibreTranslateConfig): ProviderCall<Translation> {
   return {
-    provider: 'translate',
+    provider: LIBRETRANSLATE,
     request: {
       method: 'POST',
       url: `${config.LIBRETRANSLATE_URL}/translate`,
@@ -115,8 +116,8 @@ export function libreTranslateCall(query: TranslateQuery, config: LibreTranslate
 export function libreTranslateTask(query: TranslateQuery, config: LibreTranslateConfig): ProviderFlow<Translation> {
   const call = libreTranslateCall(query, config);
   return {
-    provider: 'translate',
-    key: JSON.stringify(['translate', config.LIBRETRANSLATE_URL, query.source, query.target, query.text]),
+    provider: LIBRETRANSLATE,
+    key: JSON.stringify([LIBRETRANSLATE, config.LIBRETRANSLATE_URL, query.source, query.target, query.text]),
     run: (steps) => steps.call(call),
   };
 }

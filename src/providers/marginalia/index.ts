@@ -1,8 +1,11 @@
 import type { ProviderDescriptor } from '../types.js';
+import { MARGINALIA } from './slug.js';
 import { marginaliaCall } from './web.js';
 
+export { MARGINALIA };
+
 export const marginalia: ProviderDescriptor = {
-  slug: 'provider_03',
+  slug: MARGINALIA,
   name: 'Marginalia',
   group: 'engine',
   monitor: 'query',

@@ -4,6 +4,7 @@ import type { EngineResult, EngineSlice, WebQuery } from '../../contracts/search
 import { netloc } from '../netloc.js';
 import { body, line, list, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
+import { MARGINALIA } from './slug.js';
 
 /*
  * Marginalia v2 (provider_03): GET {MARGINALIA_BASE_URL}/search?query=&count=10&page=<page>&nsfw=<0|1>
@@ -54,7 +55,7 @@ export function parseMarginalia(json: unknown): EngineSlice {
 
 export function marginaliaCall(query: WebQuery, config: MarginaliaConfig): ProviderCall<EngineSlice> {
   return {
-    provider: 'provider_03',
+    provider: MARGINALIA,
     request: {
       method: 'GET',
       url: `${config.MARGINALIA_BASE_URL}/search?${marginaliaParams(query)}`,

@@ -1,8 +1,11 @@
 import type { ProviderDescriptor } from '../types.js';
+import { MOJEEK } from './slug.js';
 import { mojeekCall } from './web.js';
 
+export { MOJEEK };
+
 export const mojeek: ProviderDescriptor = {
-  slug: 'provider_02',
+  slug: MOJEEK,
   name: 'Mojeek',
   group: 'engine',
   monitor: 'query',

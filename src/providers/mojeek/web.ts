@@ -5,6 +5,7 @@ import { formatUnixDay, unixIso } from '../dates.js';
 import { netloc } from '../netloc.js';
 import { body, line, list, nested, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
+import { MOJEEK } from './slug.js';
 
 /*
  * Mojeek (provider_02): GET {MOJEEK_BASE_URL}/search
@@ -109,7 +110,7 @@ export function parseMojeek(json: unknown): EngineSlice {
 
 export function mojeekCall(query: WebQuery, config: MojeekConfig, now: Date = new Date()): ProviderCall<EngineSlice> {
   return {
-    provider: 'provider_02',
+    provider: MOJEEK,
     request: {
       method: 'GET',
       url: `${config.MOJEEK_BASE_URL}/search?${mojeekParams(query, config.MOJEEK_API_KEY, now)}`,

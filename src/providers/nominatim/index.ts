@@ -1,9 +1,12 @@
 import type { ProviderDescriptor } from '../types.js';
 import { isObject, probeFailure } from '../probe-helpers.js';
+import { NOMINATIM } from './slug.js';
+
+export { NOMINATIM };
 
 /** OpenStreetMap Nominatim (keyless): geocoding and reverse geocoding. Probe: GET /status?format=json. */
 export const nominatim: ProviderDescriptor = {
-  slug: 'provider_13',
+  slug: NOMINATIM,
   name: 'OpenStreetMap Nominatim',
   group: 'maps',
   monitor: 'probe',
@@ -19,14 +22,14 @@ export const nominatim: ProviderDescriptor = {
     rate: { limit: 1, windowSeconds: 1 },
   },
   probe: (config) => ({
-    provider: 'provider_13',
+    provider: NOMINATIM,
     request: { url: `${config.NOMINATIM_BASE_URL}/status?format=json` },
     cacheTtlMs: 0,
     parse(body) {
-      if (!isObject(body) || !('status' in body)) throw probeFailure('provider_13', 'status not OK');
+      if (!isObject(body) || !('status' in body)) throw probeFailure(NOMINATIM, 'status not OK');
       if (body.status !== 0) {
         const message = typeof body.message === 'string' && body.message ? body.message : 'status not OK';
-        throw probeFailure('provider_13', `status ${String(body.status)}: ${message}`);
+        throw probeFailure(NOMINATIM, `status ${String(body.status)}: ${message}`);
       }
       return true;
     },

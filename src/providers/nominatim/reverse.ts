@@ -3,6 +3,7 @@ import { isObject } from '../probe-helpers.js';
 import type { ProviderCall } from '../types.js';
 import { nominatimPlaceFacts } from './place.js';
 import type { NominatimConfig } from './search.js';
+import { NOMINATIM } from './slug.js';
 
 /*
  * Nominatim reverse geocoding (provider_13): GET {NOMINATIM_BASE_URL}/reverse
@@ -62,7 +63,7 @@ export function nominatimReverseCall(
   config: NominatimConfig,
 ): ProviderCall<PlaceFacts | null> {
   return {
-    provider: 'provider_13',
+    provider: NOMINATIM,
     request: { method: 'GET', url: `${config.NOMINATIM_BASE_URL}/reverse?${nominatimReverseParams(query)}` },
     parse: parseNominatimReverse,
   };

@@ -2,6 +2,7 @@ import type { Config } from '../../config/index.js';
 import type { PlaceFacts } from '../../contracts/place.js';
 import type { ProviderCall } from '../types.js';
 import { nominatimPlaceFacts } from './place.js';
+import { NOMINATIM } from './slug.js';
 
 /*
  * Nominatim search (provider_13): GET {NOMINATIM_BASE_URL}/search
@@ -47,7 +48,7 @@ export function parseNominatimSearch(json: unknown, limit = Number.POSITIVE_INFI
 /** One geocoding search (paced by the runner: the public server allows one request a second). */
 export function nominatimSearchCall(query: NominatimSearchQuery, config: NominatimConfig): ProviderCall<PlaceFacts[]> {
   return {
-    provider: 'provider_13',
+    provider: NOMINATIM,
     request: { method: 'GET', url: `${config.NOMINATIM_BASE_URL}/search?${nominatimSearchParams(query)}` },
     parse: (json) => parseNominatimSearch(json, query.limit),
   };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import { body, list, nested, text } from '../tolerant.js';
 import type { ProviderCall, ProviderFlow } from '../types.js';
+import { OPEN_METEO } from './slug.js';
 
 /*
  * Open-Meteo (slug `weather`), the weather instant answer, in two steps:
@@ -117,7 +118,7 @@ export function parseGeocoding(json: unknown): GeoPlace | null {
 export function geocodeCall(name: string, lang: string, config: OpenMeteoConfig): ProviderCall<GeoPlace | null> {
   const params = new URLSearchParams({ name, count: '1', language: lang || 'en', format: 'json' });
   return {
-    provider: 'weather',
+    provider: OPEN_METEO,
     request: { method: 'GET', url: `${config.OPENMETEO_GEOCODING_URL}/v1/search?${params}` },
     parse: parseGeocoding,
   };
@@ -182,7 +183,7 @@ export function forecastCall(
     forecast_days: '7',
   });
   return {
-    provider: 'weather',
+    provider: OPEN_METEO,
     request: { method: 'GET', url: `${config.OPENMETEO_BASE_URL}/v1/forecast?${params}` },
     parse: parseForecast,
   };
@@ -192,7 +193,7 @@ export function forecastCall(
 export function weatherFlow(name: string, lang: string, config: OpenMeteoConfig): ProviderFlow<WeatherReport | null> {
   const language = lang || 'en';
   return {
-    provider: 'weather',
+    provider: OPEN_METEO,
     key: `forecast ${language} ${name.toLowerCase()}`,
     async run(steps) {
       const place = await steps.call(geocodeCall(name, language, config));

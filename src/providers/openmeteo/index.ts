@@ -1,12 +1,15 @@
 import type { ProviderDescriptor } from '../types.js';
 import { isObject, probeFailure } from '../probe-helpers.js';
+import { OPEN_METEO } from './slug.js';
+
+export { OPEN_METEO };
 
 /**
  * Open-Meteo (keyless), the weather instant answer: geocoding, then the
  * forecast. Probe: a geocoding lookup of "Paris" (free).
  */
 export const openMeteo: ProviderDescriptor = {
-  slug: 'weather',
+  slug: OPEN_METEO,
   name: 'Open-Meteo',
   group: 'instant',
   monitor: 'probe',
@@ -22,12 +25,12 @@ export const openMeteo: ProviderDescriptor = {
     budget: () => ({ period: 'day', calls: 10_000 }),
   },
   probe: (config) => ({
-    provider: 'weather',
+    provider: OPEN_METEO,
     request: { url: `${config.OPENMETEO_GEOCODING_URL}/v1/search?name=Paris&count=1&language=en&format=json` },
     cacheTtlMs: 0,
     parse(body) {
       if (!isObject(body) || !Array.isArray(body.results) || body.results.length === 0) {
-        throw probeFailure('weather', 'geocoding lookup returned no place');
+        throw probeFailure(OPEN_METEO, 'geocoding lookup returned no place');
       }
       return true;
     },

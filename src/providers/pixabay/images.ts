@@ -5,6 +5,7 @@ import { primaryLanguage } from '../language.js';
 import { netloc } from '../netloc.js';
 import { body, list, text } from '../tolerant.js';
 import type { ProviderCall, Refusal } from '../types.js';
+import { PIXABAY } from './slug.js';
 
 /*
  * Pixabay image search (provider_05): GET {PIXABAY_BASE_URL}/?key=<key>
@@ -119,7 +120,7 @@ export function pixabayImagesCall(query: MediaQuery, config: PixabayConfig): Pro
   if ([...query.q].length > PIXABAY_MAX_QUERY_LENGTH) return null;
   const params = pixabayParams(query, config.PIXABAY_API_KEY);
   return {
-    provider: 'provider_05',
+    provider: PIXABAY,
     request: { method: 'GET', url: `${config.PIXABAY_BASE_URL}/?${params}` },
     parse: parsePixabay,
     refusal: (status, text) => pixabayRefusal(status, text, params),

@@ -1,10 +1,13 @@
 import { limitsOfWindows, rateLimitWindows } from '../rate-limit-headers.js';
 import type { ProviderDescriptor } from '../types.js';
 import { pixabayImagesCall } from './images.js';
+import { PIXABAY } from './slug.js';
+
+export { PIXABAY };
 
 /** Pixabay image search (its terms: answers cached for 24 hours). */
 export const pixabay: ProviderDescriptor = {
-  slug: 'provider_05',
+  slug: PIXABAY,
   name: 'Pixabay',
   group: 'media',
   monitor: 'query',

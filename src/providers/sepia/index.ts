@@ -1,9 +1,12 @@
 import type { ProviderDescriptor } from '../types.js';
+import { SEPIA } from './slug.js';
 import { sepiaVideosCall } from './videos.js';
+
+export { SEPIA };
 
 /** Sepia Search, the PeerTube video index (keyless). */
 export const sepia: ProviderDescriptor = {
-  slug: 'provider_06',
+  slug: SEPIA,
   name: 'Sepia Search (PeerTube)',
   group: 'media',
   monitor: 'query',

@@ -6,6 +6,7 @@ import { earliestFor, MEDIA_LANGUAGES } from '../freshness.js';
 import { primaryLanguage } from '../language.js';
 import { body, line, list, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
+import { SEPIA } from './slug.js';
 
 /*
  * Sepia Search, the PeerTube video index (provider_06, keyless):
@@ -151,7 +152,7 @@ export function sepiaVideosCall(
   now: Date = new Date(),
 ): ProviderCall<VideoResult[]> {
   return {
-    provider: 'provider_06',
+    provider: SEPIA,
     request: { method: 'GET', url: `${config.SEPIA_BASE_URL}/search/videos?${sepiaParams(query, now)}` },
     parse: (json) => parseSepia(json, config.SEPIA_BASE_URL),
   };

@@ -1,8 +1,11 @@
 import type { ProviderDescriptor } from '../types.js';
+import { STAAN } from './slug.js';
 import { staanAccepts, staanCall } from './web.js';
 
+export { STAAN };
+
 export const staan: ProviderDescriptor = {
-  slug: 'provider_04',
+  slug: STAAN,
   name: 'Staan',
   group: 'engine',
   monitor: 'query',

@@ -4,6 +4,7 @@ import type { EngineResult, EngineSlice, WebQuery } from '../../contracts/search
 import { body, line, list, nested, text } from '../tolerant.js';
 import { formatPublished, isoUtc } from '../dates.js';
 import type { ProviderCall, Refusal } from '../types.js';
+import { STAAN } from './slug.js';
 
 /*
  * Staan (provider_04), the European index behind Qwant and Ecosia:
@@ -135,7 +136,7 @@ export function parseStaan(json: unknown): EngineSlice {
 export function staanCall(query: WebQuery, config: StaanConfig): ProviderCall<EngineSlice> {
   const params = staanParams(query);
   return {
-    provider: 'provider_04',
+    provider: STAAN,
     request: {
       method: 'GET',
       url: `${config.STAAN_BASE_URL}/search/web?${params}`,

@@ -1,8 +1,11 @@
 import type { ProviderDescriptor } from '../types.js';
+import { STACK_EXCHANGE } from './slug.js';
+
+export { STACK_EXCHANGE };
 
 /** Stack Exchange API 2.3 (key optional): question search, then the best answer. */
 export const stackexchange: ProviderDescriptor = {
-  slug: 'provider_12',
+  slug: STACK_EXCHANGE,
   name: 'Stack Exchange',
   group: 'cards',
   monitor: 'query',

@@ -4,6 +4,7 @@ import type { StackExchangeAnswer, StackExchangeQuestion } from '../../contracts
 import { body, list, rawList, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
 import { decodeEntities, sanitizeAnswer, visibleLength } from './sanitize.js';
+import { STACK_EXCHANGE } from './slug.js';
 
 /*
  * Stack Exchange API 2.3 (provider_12), base STACKEXCHANGE_BASE_URL, optional
@@ -93,7 +94,7 @@ export function stackExchangeSearchCall(
     config,
   );
   return {
-    provider: 'provider_12',
+    provider: STACK_EXCHANGE,
     request: { url: `${config.STACKEXCHANGE_BASE_URL}/search/advanced?${params}` },
     parse: parseQuestions,
     cacheTtlMs: 0,
@@ -129,7 +130,7 @@ export function stackExchangeAnswerCall(
     config,
   );
   return {
-    provider: 'provider_12',
+    provider: STACK_EXCHANGE,
     request: { url: `${config.STACKEXCHANGE_BASE_URL}/questions/${question.question_id}/answers?${params}` },
     parse: (json) => parseTopAnswer(json, question.link),
     cacheTtlMs: 0,

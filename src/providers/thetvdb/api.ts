@@ -3,6 +3,7 @@ import type { Config } from '../../config/index.js';
 import type { TvdbCard, TvdbCastMember, TvdbCrewMember, TvdbHit } from '../../contracts/cards.js';
 import { body, list, nested, rawList, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
+import { THETVDB } from './slug.js';
 
 /*
  * TheTVDB v4 (provider_10), base THETVDB_BASE_URL (…/v4):
@@ -78,7 +79,7 @@ export function thetvdbLoginCall(config: TvdbConfig): ProviderCall<string> {
   const payload: Record<string, string> = { apikey: config.THETVDB_API_KEY };
   if (config.THETVDB_PIN) payload.pin = config.THETVDB_PIN;
   return {
-    provider: 'provider_10',
+    provider: THETVDB,
     request: {
       method: 'POST',
       url: `${config.THETVDB_BASE_URL}/login`,
@@ -139,7 +140,7 @@ export function parseTvdbSearch(json: unknown): TvdbHit[] {
 export function thetvdbSearchCall(query: string, token: string, config: TvdbConfig): ProviderCall<TvdbHit[]> {
   const params = new URLSearchParams({ query, limit: String(THETVDB_SEARCH_LIMIT) });
   return {
-    provider: 'provider_10',
+    provider: THETVDB,
     request: { url: `${config.THETVDB_BASE_URL}/search?${params}`, headers: bearer(token) },
     parse: parseTvdbSearch,
     cacheTtlMs: 0,
@@ -241,7 +242,7 @@ export function thetvdbExtendedCall(
   const mediaType = hit.type === 'movie' ? 'movie' : 'series';
   const collection: TvdbCollection = mediaType === 'movie' ? 'movies' : 'series';
   return {
-    provider: 'provider_10',
+    provider: THETVDB,
     request: {
       url: `${config.THETVDB_BASE_URL}/${collection}/${encodeURIComponent(hit.tvdb_id)}/extended?meta=translations`,
       headers: bearer(token),

@@ -1,8 +1,11 @@
 import type { ProviderDescriptor } from '../types.js';
+import { THETVDB } from './slug.js';
+
+export { THETVDB };
 
 /** TheTVDB v4: login token, then search and the extended record. */
 export const thetvdb: ProviderDescriptor = {
-  slug: 'provider_10',
+  slug: THETVDB,
   name: 'TheTVDB',
   group: 'cards',
   monitor: 'query',

@@ -1,8 +1,11 @@
 import type { ProviderDescriptor } from '../types.js';
+import { TRIPADVISOR } from './slug.js';
+
+export { TRIPADVISOR };
 
 /** Tripadvisor Content API: location search, then details. */
 export const tripadvisor: ProviderDescriptor = {
-  slug: 'provider_11',
+  slug: TRIPADVISOR,
   name: 'Tripadvisor',
   group: 'cards',
   monitor: 'query',

@@ -3,6 +3,7 @@ import type { Config } from '../../config/index.js';
 import type { RatingBubble, TripadvisorCard, TripadvisorHit } from '../../contracts/cards.js';
 import { body, list, nested, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
+import { TRIPADVISOR } from './slug.js';
 
 /*
  * Tripadvisor Content API (provider_11), base TRIPADVISOR_BASE_URL (…/api/v1),
@@ -90,7 +91,7 @@ export function tripadvisorSearchCall(
   if (category) params.set('category', category);
   params.set('language', language);
   return {
-    provider: 'provider_11',
+    provider: TRIPADVISOR,
     request: { url: `${config.TRIPADVISOR_BASE_URL}/location/search?${params}` },
     parse: parseTripadvisorSearch,
     cacheTtlMs: 0,
@@ -157,7 +158,7 @@ export function tripadvisorDetailsCall(
 ): ProviderCall<TripadvisorCard> {
   const params = new URLSearchParams({ key: config.TRIPADVISOR_API_KEY, language, currency: 'USD' });
   return {
-    provider: 'provider_11',
+    provider: TRIPADVISOR,
     request: {
       url: `${config.TRIPADVISOR_BASE_URL}/location/${encodeURIComponent(locationId)}/details?${params}`,
     },

@@ -3,6 +3,7 @@ import type { Config } from '../../config/index.js';
 import { rejectMediaWikiError } from '../mediawiki.js';
 import { body, list, nested, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
+import { WIKIDATA } from './slug.js';
 
 /*
  * Wikidata (provider_09): what kind of thing an item is, for the cards.
@@ -49,7 +50,7 @@ export function wikidataClaimsCall(
 ): ProviderCall<string[]> {
   const params = new URLSearchParams({ action: 'wbgetclaims', entity: item, property, format: 'json' });
   return {
-    provider: 'provider_09',
+    provider: WIKIDATA,
     request: { url: `${config.WIKIDATA_BASE_URL}/w/api.php?${params}` },
     parse: parseClaimIds(property),
   };
@@ -83,7 +84,7 @@ export function wikidataLabelsCall(
     format: 'json',
   });
   return {
-    provider: 'provider_09',
+    provider: WIKIDATA,
     request: { url: `${config.WIKIDATA_BASE_URL}/w/api.php?${params}` },
     parse: parseLabels,
   };

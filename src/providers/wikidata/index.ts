@@ -1,8 +1,11 @@
 import type { ProviderDescriptor } from '../types.js';
+import { WIKIDATA } from './slug.js';
+
+export { WIKIDATA };
 
 /** Wikidata (keyless): classifies the Wikipedia subject for the cards. */
 export const wikidata: ProviderDescriptor = {
-  slug: 'provider_09',
+  slug: WIKIDATA,
   name: 'Wikidata',
   group: 'cards',
   monitor: 'query',

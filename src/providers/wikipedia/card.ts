@@ -4,6 +4,7 @@ import type { WikipediaCard } from '../../contracts/cards.js';
 import { rejectMediaWikiError } from '../mediawiki.js';
 import { body, list, nested, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
+import { WIKIPEDIA } from './slug.js';
 
 /*
  * Wikipedia (provider_08), on the {lang} wiki (WIKIPEDIA_BASE_URL is a site
@@ -80,7 +81,7 @@ export function wikipediaSearchCall(
     format: 'json',
   });
   return {
-    provider: 'provider_08',
+    provider: WIKIPEDIA,
     request: { url: `${wikipediaSite(config, wikiLang)}/w/api.php?${params}`, followRedirects: true },
     parse: parseWikipediaSearch,
   };
@@ -126,7 +127,7 @@ export function wikipediaSummaryCall(
   config: Pick<Config, 'WIKIPEDIA_BASE_URL'>,
 ): ProviderCall<WikipediaCard | null> {
   return {
-    provider: 'provider_08',
+    provider: WIKIPEDIA,
     request: {
       url: `${wikipediaSite(config, wikiLang)}/api/rest_v1/page/summary/${summaryPathTitle(title)}`,
       followRedirects: true,

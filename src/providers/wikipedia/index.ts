@@ -1,8 +1,11 @@
 import type { ProviderDescriptor } from '../types.js';
+import { WIKIPEDIA } from './slug.js';
+
+export { WIKIPEDIA };
 
 /** Wikipedia (keyless): search, then the page summary, on the {lang} wiki. */
 export const wikipedia: ProviderDescriptor = {
-  slug: 'provider_08',
+  slug: WIKIPEDIA,
   name: 'Wikipedia',
   group: 'cards',
   monitor: 'query',

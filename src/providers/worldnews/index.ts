@@ -1,9 +1,12 @@
 import type { ProviderDescriptor } from '../types.js';
 import { worldNewsCall } from './news.js';
+import { WORLD_NEWS } from './slug.js';
+
+export { WORLD_NEWS };
 
 /** World News API (never cached, as the original). */
 export const worldnews: ProviderDescriptor = {
-  slug: 'provider_07',
+  slug: WORLD_NEWS,
   name: 'World News API',
   group: 'media',
   monitor: 'query',

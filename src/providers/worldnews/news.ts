@@ -6,6 +6,7 @@ import { earliestFor, MEDIA_LANGUAGES } from '../freshness.js';
 import { primaryLanguage } from '../language.js';
 import { body, list, text } from '../tolerant.js';
 import type { ProviderCall } from '../types.js';
+import { WORLD_NEWS } from './slug.js';
 
 /*
  * World News API (provider_07): GET {WORLDNEWS_BASE_URL}/search-news with the
@@ -131,7 +132,7 @@ export function worldNewsCall(
   now: Date = new Date(),
 ): ProviderCall<NewsResult[]> {
   return {
-    provider: 'provider_07',
+    provider: WORLD_NEWS,
     request: {
       method: 'GET',
       url: `${config.WORLDNEWS_BASE_URL}/search-news?${worldNewsParams(query, now)}`,

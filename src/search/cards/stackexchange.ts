@@ -1,4 +1,5 @@
 import type { StackExchangeCard, StackExchangeQuestion } from '../../contracts/cards.js';
+import { STACK_EXCHANGE } from '../../providers/stackexchange/index.js';
 import {
   type StackExchangeConfig,
   stackExchangeAnswerCall,
@@ -73,7 +74,7 @@ export function stackExchangeFlow(
   config: StackExchangeConfig,
 ): ProviderFlow<StackExchangeCard | null> {
   return {
-    provider: 'provider_12',
+    provider: STACK_EXCHANGE,
     key: JSON.stringify(['card', where.site, lang, q]),
     async run(steps) {
       const questions = await steps.call(stackExchangeSearchCall(q, where.site, config));

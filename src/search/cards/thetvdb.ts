@@ -6,6 +6,7 @@ import {
   thetvdbSearchCall,
   tvdbLanguage,
 } from '../../providers/thetvdb/api.js';
+import { THETVDB } from '../../providers/thetvdb/index.js';
 import { type FlowSteps, type ProviderCall, type ProviderFlow, UpstreamError } from '../../providers/types.js';
 import { bestMatch } from './relevance.js';
 
@@ -65,7 +66,7 @@ export function thetvdbFlow(
   const term = searchTerm(q, wikipediaTitle);
   const lang3 = tvdbLanguage(lang);
   return {
-    provider: 'provider_10',
+    provider: THETVDB,
     key: JSON.stringify(['card', lang, q, term, wikipediaTitle, probe]),
     async run(steps) {
       const hits = await authorized(steps, config, (token) => thetvdbSearchCall(term, token, config));

@@ -1,4 +1,5 @@
 import type { TripadvisorCard, TripadvisorHit } from '../../contracts/cards.js';
+import { TRIPADVISOR } from '../../providers/tripadvisor/index.js';
 import {
   type TripadvisorConfig,
   tripadvisorDetailsCall,
@@ -56,7 +57,7 @@ export function tripadvisorFlow(
   const language = tripadvisorLanguage(lang);
   const references = [q, wikipediaTitle].filter(Boolean);
   return {
-    provider: 'provider_11',
+    provider: TRIPADVISOR,
     key: JSON.stringify(['card', lang, q, wikipediaTitle]),
     async run(steps) {
       const hits = await steps.call(tripadvisorSearchCall(q, travelCategory(q), language, config));

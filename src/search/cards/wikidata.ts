@@ -1,6 +1,7 @@
 import type { Config } from '../../config/index.js';
 import { WIKIDATA_ITEM, wikidataClaimsCall, wikidataLabelsCall } from '../../providers/wikidata/classes.js';
 import type { ProviderFlow } from '../../providers/types.js';
+import { WIKIDATA } from '../../providers/wikidata/index.js';
 import { keywordSet } from './text.js';
 
 /*
@@ -270,7 +271,7 @@ export function classificationFlow(
 ): ProviderFlow<Classification> | null {
   if (!WIKIDATA_ITEM.test(item)) return null;
   return {
-    provider: 'provider_09',
+    provider: WIKIDATA,
     key: JSON.stringify(['classes', item]),
     async run(steps) {
       const [p31, p279] = await Promise.all([

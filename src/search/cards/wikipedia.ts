@@ -8,6 +8,7 @@ import {
   wikipediaSearchCall,
   wikipediaSummaryCall,
 } from '../../providers/wikipedia/card.js';
+import { WIKIPEDIA } from '../../providers/wikipedia/index.js';
 import { bestMatch } from './relevance.js';
 
 /*
@@ -33,7 +34,7 @@ export function wikipediaFlow(
   if ([...q].length > WIKIPEDIA_MAX_QUERY) return null;
   const wikiLang = wikiLanguage(lang);
   return {
-    provider: 'provider_08',
+    provider: WIKIPEDIA,
     key: JSON.stringify(['card', wikiLang, q]),
     async run(steps) {
       const hits = await steps.call(wikipediaSearchCall(q, wikiLang, config));

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
+import { FRANKFURTER } from '../../providers/frankfurter/index.js';
 import { latestRatesCall } from '../../providers/frankfurter/latest.js';
 import { createRatesStore, type RatesStore } from './rates-store.js';
 import type { InstantDeps } from './types.js';
@@ -18,7 +19,7 @@ declare module 'fastify' {
 
 async function instantPlugin(app: FastifyInstance): Promise<void> {
   // A disabled feed (DISABLED_PROVIDERS=currency) is unconfigured everywhere: no currency answers at all.
-  const rates: RatesStore = app.providers.isConfigured('currency')
+  const rates: RatesStore = app.providers.isConfigured(FRANKFURTER)
     ? createRatesStore({
         pool: app.pool,
         fetchLatest: () => app.upstream.call(latestRatesCall(app.config)),

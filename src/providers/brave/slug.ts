@@ -1,0 +1,7 @@
+import type { ProviderSlug } from '../types.js';
+
+/**
+ * Brave Search's slug, named here once. A module of its own: the adapters use it, and the descriptor
+ * (index.ts), which re-exports it for the features, imports the adapters.
+ */
+export const BRAVE = 'provider_01' as const satisfies ProviderSlug;
