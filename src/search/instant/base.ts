@@ -96,7 +96,7 @@ const PATTERNS: { re: RegExp; may: (text: string) => boolean; value: number; bas
 
 export const baseHandler: InstantHandler = {
   type: 'base',
-  answer(ctx) {
+  async answer(ctx) {
     const text = afterPrefix(ctx.text) ?? ctx.text;
     if (LITERAL.test(text)) {
       const v = readInteger(text, null);

@@ -16,7 +16,7 @@ export const isCoinTrigger = phraseSet(Object.values(COIN_VOCABULARY).flatMap((v
 
 export const coinHandler: InstantHandler = {
   type: 'coin',
-  answer: (ctx) => (isCoinTrigger(ctx.text) ? { result: randomInt(2) === 0 ? 'Heads' : 'Tails' } : null),
+  answer: async (ctx) => (isCoinTrigger(ctx.text) ? { result: randomInt(2) === 0 ? 'Heads' : 'Tails' } : null),
 };
 
 export const DICE_MAX_COUNT = 100;
@@ -52,7 +52,7 @@ export function rollDice(count: number, sides: number): Record<string, unknown> 
 
 export const diceHandler: InstantHandler = {
   type: 'dice',
-  answer(ctx) {
+  async answer(ctx) {
     if (isDicePhrase(ctx.text)) return rollDice(1, 6);
     let count: number;
     let sides = 6;
@@ -87,7 +87,7 @@ const mayStartWithRandom = mayStartWith(R.flatMap((v) => v.phrases));
 
 export const randomHandler: InstantHandler = {
   type: 'random',
-  answer(ctx) {
+  async answer(ctx) {
     let { min, max } = RANDOM_DEFAULT;
     if (!isRandomPhrase(ctx.text)) {
       const m = mayStartWithRandom(ctx.text) && mayEndWithDigit(ctx.text) ? RANGE.exec(ctx.text) : null;

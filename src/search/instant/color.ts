@@ -118,7 +118,7 @@ const beforeSuffix = suffixMatcher(C.flatMap((v) => v.suffixes));
 
 export const colorHandler: InstantHandler = {
   type: 'color',
-  answer(ctx) {
+  async answer(ctx) {
     const strict = parseColor(ctx.q, false);
     if (strict) return describeColor(strict);
     let core = ctx.text;

@@ -235,13 +235,13 @@ export function roundMoney(x: number): number {
 
 export const currencyHandler: InstantHandler = {
   type: 'currency',
-  // Only a currency query waits for the rates: any other query passes on without a promise.
-  answer(ctx) {
+  async answer(ctx) {
     const asked = parseCurrencyQuery(ctx.text);
     return asked ? convert(ctx, asked) : null;
   },
 };
 
+/** The answer to a conversion the query asks for, at the stored rates (none stored: no answer). */
 async function convert(
   ctx: InstantContext,
   asked: { amount: number; from: string; to: string },

@@ -108,7 +108,7 @@ function convert(k: Kind, a: Action, input: string): string | null {
 
 export const encodeHandler: InstantHandler = {
   type: 'encode',
-  answer(ctx) {
+  async answer(ctx) {
     if (!mayStartWithKindOrAction(ctx.q) && !mayEndWithKind(ctx.q)) return null;
     let k: Kind | undefined;
     let a: Action | undefined;

@@ -12,7 +12,7 @@ const isUuidTrigger = phraseSet(Object.values(UUID_VOCABULARY).flatMap((v) => v.
 
 export const uuidHandler: InstantHandler = {
   type: 'uuid',
-  answer(ctx) {
+  async answer(ctx) {
     if (!isUuidTrigger(ctx.text)) return null;
     const values = Array.from({ length: 5 }, () => randomUUID());
     return { value: values[0], values };
@@ -59,7 +59,7 @@ const mayEndWithPhrase = mayEndWith(PW.flatMap((v) => v.phrases));
 
 export const passwordHandler: InstantHandler = {
   type: 'password',
-  answer(ctx) {
+  async answer(ctx) {
     let length = PASSWORD_DEFAULT_LENGTH;
     if (!isPasswordTrigger(ctx.text)) {
       const m =

@@ -141,7 +141,7 @@ const simplify = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '');
 
 export const httpHandler: InstantHandler = {
   type: 'http',
-  answer(ctx) {
+  async answer(ctx) {
     for (let i = 0; i < PATTERNS.length; i++) {
       const { re, may } = PATTERNS[i]!;
       const m = may(ctx.text) ? re.exec(ctx.text) : null;

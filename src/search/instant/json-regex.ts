@@ -38,7 +38,7 @@ function looksLikeJsonDocument(q: string): boolean {
 
 export const jsonHandler: InstantHandler = {
   type: 'json',
-  answer(ctx) {
+  async answer(ctx) {
     if (isJsonTool(ctx.text)) return { input: '', formatted: '', valid: null, error: '' };
     const m = mayStartWithPrefix(ctx.q) ? JSON_PREFIX.exec(ctx.q) : null;
     if (m) return checkJson(m[1]!.trim());
@@ -54,5 +54,5 @@ const isRegexTrigger = phraseSet(Object.values(REGEX_VOCABULARY).flatMap((v) => 
 
 export const regexHandler: InstantHandler = {
   type: 'regex',
-  answer: (ctx) => (isRegexTrigger(ctx.text) ? {} : null),
+  answer: async (ctx) => (isRegexTrigger(ctx.text) ? {} : null),
 };

@@ -106,7 +106,7 @@ function isCollapsed(s: string): boolean {
 
 export const mathHandler: InstantHandler = {
   type: 'math',
-  answer(ctx) {
+  async answer(ctx) {
     if (looksLikeNotMath(ctx.q)) return null;
     const expr = toExpression(ctx.q);
     if (expr === '' || !/[\d]|pi|tau|phi|\be\b/.test(expr)) return null;

@@ -188,7 +188,7 @@ export function describePort(port: number): Record<string, unknown> {
 
 export const portHandler: InstantHandler = {
   type: 'port',
-  answer(ctx) {
+  async answer(ctx) {
     for (const { re, may } of BY_NUMBER) {
       const m = may(ctx.text) ? re.exec(ctx.text) : null;
       if (!m) continue;

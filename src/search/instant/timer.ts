@@ -52,7 +52,7 @@ export function parseDuration(s: string): number | null {
 
 export const timerHandler: InstantHandler = {
   type: 'timer',
-  answer(ctx) {
+  async answer(ctx) {
     if (isStopwatch(ctx.text)) return { mode: 'stopwatch', seconds: 0 };
     if (isTimer(ctx.text)) return { mode: 'timer', seconds: TIMER_DEFAULT_SECONDS };
     const m =

@@ -90,7 +90,7 @@ export function describeEpoch(epoch: number, given: boolean): Record<string, unk
 
 export const timestampHandler: InstantHandler = {
   type: 'timestamp',
-  answer(ctx) {
+  async answer(ctx) {
     if (isNow(ctx.text)) return describeEpoch(Math.floor(ctx.now.getTime() / 1000), false);
     const given = afterPrefix(ctx.q) ?? beforeSuffix(ctx.q);
     if (given === null) return null;

@@ -188,5 +188,5 @@ export function parseConversion(text: string): AnswerFields | null {
 
 export const unitHandler: InstantHandler = {
   type: 'unit',
-  answer: (ctx) => parseConversion(ctx.text),
+  answer: async (ctx) => parseConversion(ctx.text),
 };
