@@ -31,9 +31,6 @@ const dist = process.env.DIST ?? 'dist';
 const { instantAnswer } = (await import(`../${dist}/search/instant/index.js`)) as {
   instantAnswer: (deps: InstantDeps, request: InstantRequest) => Promise<InstantAnswer | null>;
 };
-const { instantResponseJson } = (await import(`../${dist}/search/instant/response-json.js`)) as {
-  instantResponseJson: (body: InstantResponse) => string;
-};
 // No upstream and no rates: none of the six waits for one.
 const deps = { config: {}, upstream: {}, rates: { current: async () => null, reset() {} } } as unknown as InstantDeps;
 const N = Number(process.env.N ?? 20000);
@@ -43,7 +40,8 @@ async function run(from: number, calls: number): Promise<void> {
     const q = INSTANT_QUERIES[i % INSTANT_QUERIES.length]!(i);
     const answer = await instantAnswer(deps, { q, lang: '', ip: '127.0.0.1', userAgent: 'bench' });
     if (answer === null) throw new Error(`no answer for ${q}`);
-    bytes += instantResponseJson({ query: q, answer }).length;
+    const body: InstantResponse = { query: q, answer };
+    bytes += JSON.stringify(body).length;
   }
 }
 const warm = Number(process.env.WARM ?? 0);

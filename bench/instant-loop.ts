@@ -19,7 +19,6 @@
  * DISTURB_MB=<MB>).
  */
 import { instantAnswer, type InstantResponse } from '../src/search/instant/index.js';
-import { instantResponseJson } from '../src/search/instant/response-json.js';
 import type { InstantAnswer, InstantDeps } from '../src/search/instant/types.js';
 import { testConfig } from '../test/helpers/app.js';
 import { INSTANT_QUERIES } from './instant-queries.js';
@@ -62,7 +61,7 @@ async function measure(queries: readonly ((n: number) => string)[], disturbed: b
 
 function respond(q: string, answer: InstantAnswer): string {
   const body: InstantResponse = { query: q, answer };
-  return instantResponseJson(body);
+  return JSON.stringify(body);
 }
 
 const rows: [string, ((n: number) => string)[]][] = [

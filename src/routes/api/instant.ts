@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { latestRatesCall } from '../../providers/frankfurter/latest.js';
 import { instant } from '../../search/instant/index.js';
-import { instantResponseJson } from '../../search/instant/response-json.js';
 import { createRatesStore, type RatesStore } from '../../search/instant/rates-store.js';
 import type { InstantDeps } from '../../search/instant/types.js';
 import { instantQuerySchema } from '../../search/queries.js';
@@ -50,7 +49,6 @@ export async function instantRoute(app: FastifyInstance): Promise<void> {
       });
       return { status: 200, body };
     },
-    json: instantResponseJson,
     doc: {
       operationId: 'instant',
       summary: 'Instant answer',

@@ -111,16 +111,6 @@ const PAYLOAD_UNITS = new Map(
   ]),
 );
 
-/** The JSON of each payload list above, written once (see response-json.ts). */
-const PAYLOAD_UNITS_JSON = new Map<unknown, string>(
-  [...PAYLOAD_UNITS.values()].map((units) => [units, JSON.stringify(units)]),
-);
-
-/** The JSON of a unit answer's `payload.units`, when it is one of the lists above (undefined otherwise). */
-export function payloadUnitsJson(units: unknown): string | undefined {
-  return PAYLOAD_UNITS_JSON.get(units);
-}
-
 function describe(amount: number, f: Candidate, t: Candidate): AnswerFields | null {
   const value = convert(amount, f.unit, t.unit);
   if (!Number.isFinite(value)) return null;
