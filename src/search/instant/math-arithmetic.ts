@@ -23,20 +23,10 @@ export const MATH_LIMITS = {
   work: WORK_LIMIT,
 } as const;
 
-/**
- * Input the evaluator refuses once its tokens are read (a query that is no
- * expression at all is refused by tokenize without one): it captures no
- * stack trace, which cost more than the rest of the evaluation.
- */
+/** Input the evaluator refuses: not an expression, or past one of its limits (no answer). */
 export class MathError extends Error {
-  constructor(message: string) {
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    super(message);
-    Error.stackTraceLimit = limit;
-  }
+  override name = 'MathError';
 }
-MathError.prototype.name = 'MathError';
 
 /** An integer carries its size in bits (bitLength), which prices the work done on it. */
 export type Value = { int: true; v: bigint; bits: number } | { int: false; v: number };
