@@ -47,12 +47,7 @@ export const num = (x: Value): number => (x.int ? Number(x.v) : x.v);
 /** Bits of |v| counted in hex digits (4 per digit): an upper bound, used only against the limits. */
 export function bitLength(v: bigint): number {
   const a = v < 0n ? -v : v;
-  // The usual integer fits 32 bits: its digits are counted without writing it out.
-  if (a <= 0xffffffffn) {
-    const x = Number(a);
-    return x === 0 ? 0 : ((35 - Math.clz32(x)) >> 2) * 4;
-  }
-  return a.toString(16).length * 4;
+  return a === 0n ? 0 : a.toString(16).length * 4;
 }
 
 /**
