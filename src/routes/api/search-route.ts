@@ -33,6 +33,7 @@ export interface SearchRoute<S extends z.ZodObject, B> {
   units(params: z.output<S> | undefined): number;
   /** 'after' (default): counted on a success only. 'before': counted as the upstream is asked, so a 5xx counts too. */
   count?: 'after' | 'before';
+  /** Runs the feature for validated parameters: its outcome, mapped to the response's status. */
   handle(params: z.output<S>, request: FastifyRequest): Promise<RouteOutcome<B>>;
   /** The endpoint in the OpenAPI document (its parameters come from `schema`). */
   doc?: RouteDoc;
