@@ -29,31 +29,29 @@ import { INSTANT_QUERIES } from './instant-queries.js';
 const dist = process.env.DIST ?? 'dist';
 // The build's own modules (compiled by tsc, as the server runs them), not the sources through tsx.
 const { instantAnswer } = (await import(`../${dist}/search/instant/index.js`)) as {
-  instantAnswer: (deps: InstantDeps, request: InstantRequest) => InstantAnswer | null | Promise<InstantAnswer | null>;
-};
-const { instantResponseJson } = (await import(`../${dist}/search/instant/response-json.js`)) as {
-  instantResponseJson: (body: InstantResponse) => string;
+  instantAnswer: (deps: InstantDeps, request: InstantRequest) => Promise<InstantAnswer | null>;
 };
 // No upstream and no rates: none of the six waits for one.
 const deps = { config: {}, upstream: {}, rates: { current: async () => null, reset() {} } } as unknown as InstantDeps;
 const N = Number(process.env.N ?? 20000);
 let bytes = 0;
-function run(from: number, calls: number): void {
+async function run(from: number, calls: number): Promise<void> {
   for (let i = from; i < from + calls; i++) {
     const q = INSTANT_QUERIES[i % INSTANT_QUERIES.length]!(i);
-    const answer = instantAnswer(deps, { q, lang: '', ip: '127.0.0.1', userAgent: 'bench' });
-    if (answer === null || answer instanceof Promise) throw new Error(`no synchronous answer for ${q}`);
-    bytes += instantResponseJson({ query: q, answer }).length;
+    const answer = await instantAnswer(deps, { q, lang: '', ip: '127.0.0.1', userAgent: 'bench' });
+    if (answer === null) throw new Error(`no answer for ${q}`);
+    const body: InstantResponse = { query: q, answer };
+    bytes += JSON.stringify(body).length;
   }
 }
 const warm = Number(process.env.WARM ?? 0);
 if (warm > 0) {
   // Uncounted calls first (valgrind --instr-atstart=no), then the counting is switched on: the
   // figure is then the warm code's alone, without the calls that ran before V8 optimized it.
-  run(0, warm);
+  await run(0, warm);
   const on = spawnSync('callgrind_control', ['--instr=on', String(process.pid)], { encoding: 'utf8' });
   if (on.status !== 0) throw new Error(`callgrind_control: ${on.stderr}${on.stdout}`);
 }
-run(warm, 2 * N);
+await run(warm, 2 * N);
 // Printed so that no call can be left out as unused; the same for two builds that answer alike.
 console.log(`${2 * N} calls, ${bytes} bytes of JSON`);

@@ -19,7 +19,6 @@
  * DISTURB_MB=<MB>).
  */
 import { instantAnswer, type InstantResponse } from '../src/search/instant/index.js';
-import { instantResponseJson } from '../src/search/instant/response-json.js';
 import type { InstantAnswer, InstantDeps } from '../src/search/instant/types.js';
 import { testConfig } from '../test/helpers/app.js';
 import { INSTANT_QUERIES } from './instant-queries.js';
@@ -42,7 +41,7 @@ function disturbCaches(): void {
 }
 
 /** Mean µs a call of answer + JSON, over CALLS calls of the queries in turn (the last of ROUNDS rounds). */
-function measure(queries: readonly ((n: number) => string)[], disturbed: boolean): number {
+async function measure(queries: readonly ((n: number) => string)[], disturbed: boolean): Promise<number> {
   let ns = 0n;
   for (let round = 0; round < ROUNDS; round++) {
     ns = 0n;
@@ -51,8 +50,8 @@ function measure(queries: readonly ((n: number) => string)[], disturbed: boolean
       const n = round * CALLS + i;
       const q = queries[n % queries.length]!(n);
       const start = process.hrtime.bigint();
-      const answer = instantAnswer(deps, { q, lang: '', ip: '127.0.0.1', userAgent: 'bench' });
-      if (answer instanceof Promise || answer === null) throw new Error(`no synchronous answer for ${q}`);
+      const answer = await instantAnswer(deps, { q, lang: '', ip: '127.0.0.1', userAgent: 'bench' });
+      if (answer === null) throw new Error(`no answer for ${q}`);
       sink += respond(q, answer).length;
       ns += process.hrtime.bigint() - start;
     }
@@ -62,7 +61,7 @@ function measure(queries: readonly ((n: number) => string)[], disturbed: boolean
 
 function respond(q: string, answer: InstantAnswer): string {
   const body: InstantResponse = { query: q, answer };
-  return instantResponseJson(body);
+  return JSON.stringify(body);
 }
 
 const rows: [string, ((n: number) => string)[]][] = [
@@ -70,11 +69,13 @@ const rows: [string, ((n: number) => string)[]][] = [
   ...INSTANT_QUERIES.map((query): [string, ((n: number) => string)[]] => [query(17), [query]]),
 ];
 // Once untimed first, so that no row pays for the compilation of the code.
-measure(INSTANT_QUERIES, false);
+await measure(INSTANT_QUERIES, false);
 console.log(`| query (a new number in each) | warm µs | ${DISTURB_MB} MB read between calls µs |`);
 console.log('|---|---|---|');
 for (const [label, queries] of rows) {
-  console.log(`| ${label} | ${measure(queries, false).toFixed(2)} | ${measure(queries, true).toFixed(2)} |`);
+  const warm = await measure(queries, false);
+  const disturbed = await measure(queries, true);
+  console.log(`| ${label} | ${warm.toFixed(2)} | ${disturbed.toFixed(2)} |`);
 }
 // Uses what the loops added up, so that no call could be left out as unused.
 if (sink === 0) console.log('');

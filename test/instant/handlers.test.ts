@@ -2,11 +2,22 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { WeatherReport } from '../../src/providers/openmeteo/forecast.js';
 import type { Gathered, ProviderTask, Upstream } from '../../src/providers/types.js';
+import { leadingAmount } from '../../src/search/instant/amount.js';
+import { parseCurrencyQuery } from '../../src/search/instant/currency.js';
 import { hashesOf } from '../../src/search/instant/hash.js';
 import { INSTANT_MAX_QUERY, instantAnswer } from '../../src/search/instant/index.js';
 import { bitLength, mathHandler, toExpression, tokenize } from '../../src/search/instant/math.js';
 import { HANDLERS } from '../../src/search/instant/registry.js';
 import type { RatesStore, RateTable } from '../../src/search/instant/rates-store.js';
+import {
+  formatNumber,
+  groupDigits,
+  normalise,
+  phraseSet,
+  prefixMatcher,
+  suffixMatcher,
+} from '../../src/search/instant/text.js';
+import { describeEpoch } from '../../src/search/instant/timestamp.js';
 import type { InstantContext, InstantDeps, InstantHandler } from '../../src/search/instant/types.js';
 import { testConfig } from '../helpers/app.js';
 import { HUNDRED_USD_TO_EUR } from './currency-answers.js';
@@ -901,19 +912,25 @@ describe('instant answers: a handler that throws', () => {
     expect(warnings).toEqual([expect.objectContaining({ handler: 'rejecting' })]);
   });
 
-  it('an answer found without waiting is given at once, not as a promise; a handler that waits gives a promise', async () => {
+  it('a handler that waits gives its answer once it has it, before the handlers after it', async () => {
     const request = { q: '2+2', lang: '', ip: '', userAgent: '' };
-    const found = instantAnswer(deps, request);
-    expect(found).not.toBeInstanceOf(Promise);
-    expect(found).toMatchObject({ type: 'math', raw: 4 });
-    const waiting: InstantHandler = { type: 'waiting', answer: async () => ({ value: 1 }) };
-    const later = instantAnswer(deps, request, [waiting, ...HANDLERS]);
-    expect(later).toBeInstanceOf(Promise);
-    expect(await later).toEqual({ type: 'waiting', value: 1, query: '2+2' });
+    expect(await instantAnswer(deps, request)).toMatchObject({ type: 'math', raw: 4 });
+    const waiting: InstantHandler = {
+      type: 'waiting',
+      answer: async () => {
+        await new Promise((resolve) => setImmediate(resolve));
+        return { value: 1 };
+      },
+    };
+    expect(await instantAnswer(deps, request, [waiting, ...HANDLERS])).toEqual({
+      type: 'waiting',
+      value: 1,
+      query: '2+2',
+    });
   });
 
   it('a handler setting its own `query` keeps it', async () => {
-    const own: InstantHandler = { type: 'own', answer: () => ({ query: 'mine' }) };
+    const own: InstantHandler = { type: 'own', answer: async () => ({ query: 'mine' }) };
     expect(await instantAnswer(deps, { q: 'x', lang: '', ip: '', userAgent: '' }, [own])).toEqual({
       type: 'own',
       query: 'mine',
@@ -1033,7 +1050,7 @@ describe('maths: the size of an integer against the limits', () => {
 });
 
 describe('maths errors', () => {
-  it('refuses bad input with a named MathError and its reason, and without a stack trace to capture', async () => {
+  it('refuses bad input with a named MathError and its reason', async () => {
     const { evaluate, MathError } = await import('../../src/search/instant/math.js');
     const refusal = (() => {
       try {
@@ -1047,9 +1064,7 @@ describe('maths errors', () => {
     expect(refusal).toBeInstanceOf(Error);
     expect((refusal as Error).name).toBe('MathError');
     expect((refusal as Error).message).toBe('division by zero');
-    expect((refusal as Error).stack).toBe('MathError: division by zero');
-    // Other errors keep their stacks.
-    expect(new Error('x').stack?.split('\n').length).toBeGreaterThan(1);
+    expect(String(refusal)).toBe('MathError: division by zero');
   });
 });
 
@@ -1092,16 +1107,16 @@ describe('maths: the names an expression may use', () => {
     );
   });
 
-  it('answers nothing for an expression holding a name it does not know, wherever the name stands', () => {
-    fc.assert(
-      fc.property(
+  it('answers nothing for an expression holding a name it does not know, wherever the name stands', async () => {
+    await fc.assert(
+      fc.asyncProperty(
         fc.array(fc.oneof(number, operator, known), { maxLength: 8 }),
         fc.nat(8),
         unknown,
-        (parts, at, word) => {
+        async (parts, at, word) => {
           const q = [...parts.slice(0, at), word, ...parts.slice(at)].join(' ');
           expect(tokenize(q)).toBeNull();
-          expect(mathHandler.answer(context(q))).toBeNull();
+          expect(await mathHandler.answer(context(q))).toBeNull();
         },
       ),
       { numRuns: 1000 },
@@ -1175,5 +1190,92 @@ describe('query normalisation', () => {
       }),
       { numRuns: 20_000 },
     );
+  });
+});
+
+describe('text helpers and parsers', () => {
+  it('groups digits and writes numbers for people', () => {
+    for (const [plain, grouped] of [
+      ['1234567.5', '1,234,567.5'],
+      ['-1000', '-1,000'],
+      ['999', '999'],
+      ['100000', '100,000'],
+      ['12345678901234567890', '12,345,678,901,234,567,890'],
+      ['1.', '1'],
+      ['', ''],
+    ] as const) {
+      expect(groupDigits(plain)).toBe(grouped);
+    }
+    expect(formatNumber(7670.82736817, 6)).toBe('7,670.83');
+    expect(formatNumber(2.5, 12)).toBe('2.5');
+    expect(formatNumber(-0.0000001, 12)).toBe('-0.0000001');
+  });
+
+  it('matches a phrase written in capitals, with the long s or the Kelvin sign', () => {
+    const prefix = prefixMatcher(['sha256', 'kilo']);
+    const suffix = suffixMatcher(['in hours', 'to kilo']);
+    expect(prefix('SHA256 hello')).toBe('hello');
+    expect(prefix('ſha256 hello')).toBe('hello');
+    expect(prefix('\u212Ailo 5')).toBe('5');
+    expect(prefix('17 sha256 hello')).toBeNull();
+    expect(suffix('3 days IN HOURS')).toBe('3 days');
+    expect(suffix('3 days in hourſ')).toBe('3 days');
+    expect(suffix('5 to kilo')).toBe('5');
+    expect(suffix('5 to kilos')).toBeNull();
+    // A phrase that starts or ends with a space: any space may stand there.
+    expect(prefixMatcher([' x'])('\u00a0x y')).toBe('y');
+    expect(suffixMatcher(['x '])('y x\u2003')).toBe('y');
+    expect(phraseSet(['Ab'])('ab')).toBe(true);
+    expect(phraseSet(['ab'])('abc')).toBe(false);
+  });
+
+  it('reads amounts, and the conversion a currency query asks for', () => {
+    expect(leadingAmount('2.5 km')).toEqual({ amount: 2.5, rest: 'km' });
+    expect(leadingAmount('1,000.5 km')).toEqual({ amount: 1000.5, rest: 'km' });
+    // A suffix after the target, a final point, a target of two words, a symbol as target.
+    for (const [q, expected] of [
+      ['100 usd to eur exchange rate', { amount: 100, from: 'USD', to: 'EUR' }],
+      ['100 usd to eur.', { amount: 100, from: 'USD', to: 'EUR' }],
+      ['convert 5 euros in us dollars', { amount: 5, from: 'EUR', to: 'USD' }],
+      ['50 gbp -> €', { amount: 50, from: 'GBP', to: 'EUR' }],
+      ['17 km in miles', null],
+      ['17 * 7 + 3', null],
+    ] as const) {
+      expect(parseCurrencyQuery(normalise(q))).toEqual(expected);
+    }
+  });
+
+  it('reads expressions: spacing, numbers in any base and case, any kind of space', async () => {
+    expect(toExpression('12 * 34 + 5')).toBe('12 * 34 + 5');
+    expect(toExpression(' 2 ^ 10 ')).toBe('2^10');
+    // An integer carries its size in bits (four per hex digit) besides its value.
+    expect(tokenize('0X1f\u3000+ 0b11')).toEqual([
+      { t: 'num', value: { int: true, v: 31n, bits: 8 } },
+      { t: 'op', op: '+' },
+      { t: 'num', value: { int: true, v: 3n, bits: 4 } },
+    ]);
+    expect(tokenize('2.50')).toEqual([{ t: 'num', value: { int: false, v: 2.5 } }]);
+    expect(tokenize('007')).toEqual([{ t: 'num', value: { int: true, v: 7n, bits: 4 } }]);
+    expect(tokenize('2 ~ 3')).toBeNull();
+    // Dates, phone numbers and versions look like arithmetic but are none.
+    for (const q of ['2024-01-31', '1/2/2024', '+1 555 123 4567', '(555) 123-4567', '555-123-4567', '1.2.3']) {
+      expect(await answer(q), q).toBeNull();
+    }
+    expect(await answer('17 * 7 + 3')).toMatchObject({ type: 'math', raw: 122 });
+  });
+
+  it('describes a Unix time in UTC, from year 1 on', () => {
+    expect(describeEpoch(1700000000, true)).toEqual({
+      epoch: 1700000000,
+      given: true,
+      utc: '2023-11-14 22:13:20 UTC',
+      utc_full: 'Tuesday, 14 November 2023 22:13:20 UTC',
+      iso: '2023-11-14T22:13:20Z',
+    });
+    expect(describeEpoch(-62135596800, false)).toMatchObject({
+      utc: '0001-01-01 00:00:00 UTC',
+      utc_full: 'Monday, 1 January 1 00:00:00 UTC',
+      iso: '0001-01-01T00:00:00Z',
+    });
   });
 });

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { instant } from '../../search/instant/index.js';
-import { instantResponseJson } from '../../search/instant/response-json.js';
 import { instantQuerySchema } from '../../search/queries.js';
 import { instantResponseSchema } from '../../search/response-schemas.js';
 import { registerSearchRoute } from './search-route.js';
@@ -16,21 +15,17 @@ export async function instantRoute(app: FastifyInstance): Promise<void> {
     schema: instantQuerySchema,
     units: () => 1,
     count: 'before',
-    // Not async: most answers are found at once, and their response needs no promise.
-    handle: (params, request) => {
+    handle: async (params, request) => {
       const userAgent = request.headers['user-agent'];
-      const body = instant(deps, {
+      const body = await instant(deps, {
         q: params.q,
         lang: params.lang,
         ip: request.ip ?? '',
         userAgent: typeof userAgent === 'string' ? userAgent : '',
         log: request.log,
       });
-      return body instanceof Promise
-        ? body.then((found) => ({ status: 200 as const, body: found }))
-        : { status: 200 as const, body };
+      return { status: 200, body };
     },
-    json: instantResponseJson,
     doc: {
       operationId: 'instant',
       summary: 'Instant answer',

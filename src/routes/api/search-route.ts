@@ -33,10 +33,8 @@ export interface SearchRoute<S extends z.ZodObject, B> {
   units(params: z.output<S> | undefined): number;
   /** 'after' (default): counted on a success only. 'before': counted as the upstream is asked, so a 5xx counts too. */
   count?: 'after' | 'before';
-  /** The outcome, or a promise of it. */
-  handle(params: z.output<S>, request: FastifyRequest): RouteOutcome<B> | Promise<RouteOutcome<B>>;
-  /** Writes a 200 body's JSON itself (default: Fastify's serializer). */
-  json?(body: B): string;
+  /** Runs the feature for validated parameters: its outcome, mapped to the response's status. */
+  handle(params: z.output<S>, request: FastifyRequest): Promise<RouteOutcome<B>>;
   /** The endpoint in the OpenAPI document (its parameters come from `schema`). */
   doc?: RouteDoc;
 }
@@ -49,9 +47,6 @@ export type RouteOutcome<B> =
   | SearchOutcome<B>
   | { status: 502; body: { detail: string; reason: string; status?: number } }
   | { status: 429; body: { detail: string }; headers?: Record<string, string> };
-
-/** The content type Fastify gives the JSON it serializes, for the bodies a route writes itself. */
-const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 type Parsed<S extends z.ZodObject> = { ok: true; value: z.output<S> } | { ok: false; errors: FieldErrors };
 
@@ -87,10 +82,6 @@ export function registerSearchRoute<S extends z.ZodObject, B>(app: FastifyInstan
           const outcome = await route.handle(parsed.value, request);
           if ('headers' in outcome && outcome.headers) reply.headers(outcome.headers);
           reply.code(outcome.status);
-          if (route.json && outcome.status === 200) {
-            reply.header('content-type', JSON_CONTENT_TYPE);
-            return route.json(outcome.body);
-          }
           return outcome.body;
         },
       });

@@ -121,10 +121,10 @@ export async function searxSearch(
         o.status === 200 ? o.body : null,
       )
     : Promise.resolve(null);
-  const answer: Promise<InstantAnswer | null> | InstantAnswer | null =
+  const answer: Promise<InstantAnswer | null> =
     query.page === 1
       ? instantAnswer(instantDeps, { q, lang, ip: asker.ip, userAgent: asker.userAgent, log: asker.log })
-      : null;
+      : Promise.resolve(null);
   // Query suggestions for a page-1 web search from the engines asked that give them (Brave, with
   // Brave Suggest's key), as SearXNG fills `suggestions`; none when that call fails.
   const webScope: readonly string[] = scopeEngines(query.categories.get('general'));

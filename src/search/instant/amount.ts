@@ -11,13 +11,11 @@ export function leadingAmount(s: string): { amount: number; rest: string } | nul
   if (!m) return null;
   const text = m[0];
   let amount: number;
-  // Fractions hold a slash and thousands a comma: the usual amount ("10", "2.5") has neither.
-  const slash = text.includes('/');
-  const mixed = slash ? /^(\d+)\s+(\d+)\/(\d+)$/.exec(text) : null;
-  const fraction = slash ? /^(\d+)\/(\d+)$/.exec(text) : null;
+  const mixed = /^(\d+)\s+(\d+)\/(\d+)$/.exec(text);
+  const fraction = /^(\d+)\/(\d+)$/.exec(text);
   if (mixed) amount = Number(mixed[1]) + Number(mixed[2]) / Number(mixed[3]);
   else if (fraction) amount = Number(fraction[1]) / Number(fraction[2]);
-  else amount = Number(text.includes(',') ? text.replace(/,/g, '') : text);
+  else amount = Number(text.replace(/,/g, ''));
   if (!Number.isFinite(amount)) return null;
   return { amount, rest: s.slice(text.length).trim() };
 }

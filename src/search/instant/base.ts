@@ -1,4 +1,4 @@
-import { escapeRegExp, mayEndWith, mayStartWith, prefixMatcher } from './text.js';
+import { escapeRegExp, prefixMatcher } from './text.js';
 import type { InstantHandler } from './types.js';
 import { BASE_VOCABULARY } from './vocabulary.js';
 
@@ -66,14 +66,10 @@ export function describeInteger(v: bigint): Record<string, unknown> {
 }
 
 const NUM = '(-?[0-9a-z_]+)';
-/** The query's first or last character each pattern needs: all but one end with a base's name, that one starts with one. */
-const mayEndWithBase = mayEndWith(BASES.keys());
-const mayStartWithBase = mayStartWith(BASES.keys());
-const PATTERNS: { re: RegExp; may: (text: string) => boolean; value: number; base?: number; connector?: true }[] = [
+const PATTERNS: { re: RegExp; value: number; base?: number; connector?: true }[] = [
   // "ff hex to decimal", "1010 binary in hex"
   {
     re: new RegExp(`^${NUM}\\s+${baseName}\\s+${connector}\\s+${baseName}$`, 'u'),
-    may: mayEndWithBase,
     value: 1,
     base: 2,
     connector: true,
@@ -81,29 +77,28 @@ const PATTERNS: { re: RegExp; may: (text: string) => boolean; value: number; bas
   // "hex ff to decimal"
   {
     re: new RegExp(`^${baseName}\\s+${NUM}\\s+${connector}\\s+${baseName}$`, 'u'),
-    may: mayEndWithBase,
     value: 2,
     base: 1,
     connector: true,
   },
   // "255 to hex", "0xff to decimal"
-  { re: new RegExp(`^${NUM}\\s+${connector}\\s+${baseName}$`, 'u'), may: mayEndWithBase, value: 1, connector: true },
+  { re: new RegExp(`^${NUM}\\s+${connector}\\s+${baseName}$`, 'u'), value: 1, connector: true },
   // "hex ff", "binary 1010", "decimal 255"
-  { re: new RegExp(`^${baseName}\\s+${NUM}$`, 'u'), may: mayStartWithBase, value: 2, base: 1 },
+  { re: new RegExp(`^${baseName}\\s+${NUM}$`, 'u'), value: 2, base: 1 },
   // "ff hex", "1010 binary"
-  { re: new RegExp(`^${NUM}\\s+${baseName}$`, 'u'), may: mayEndWithBase, value: 1, base: 2 },
+  { re: new RegExp(`^${NUM}\\s+${baseName}$`, 'u'), value: 1, base: 2 },
 ];
 
 export const baseHandler: InstantHandler = {
   type: 'base',
-  answer(ctx) {
+  async answer(ctx) {
     const text = afterPrefix(ctx.text) ?? ctx.text;
     if (LITERAL.test(text)) {
       const v = readInteger(text, null);
       return v === null ? null : describeInteger(v);
     }
     for (const p of PATTERNS) {
-      const m = p.may(text) ? p.re.exec(text) : null;
+      const m = p.re.exec(text);
       if (!m) continue;
       // Without a connector only unmistakable names: "oct 31" and "dec 25" are dates.
       if (!p.connector && (m[p.base ?? 0] ?? '').length <= 3 && m[p.base ?? 0] !== 'hex') return null;

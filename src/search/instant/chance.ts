@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { alternation, escapeRegExp, mayEndWith, mayStartWith, phraseSet } from './text.js';
+import { alternation, escapeRegExp, phraseSet } from './text.js';
 import type { InstantHandler } from './types.js';
 import { COIN_VOCABULARY, DICE_VOCABULARY, RANDOM_VOCABULARY } from './vocabulary.js';
 
@@ -16,7 +16,7 @@ export const isCoinTrigger = phraseSet(Object.values(COIN_VOCABULARY).flatMap((v
 
 export const coinHandler: InstantHandler = {
   type: 'coin',
-  answer: (ctx) => (isCoinTrigger(ctx.text) ? { result: randomInt(2) === 0 ? 'Heads' : 'Tails' } : null),
+  answer: async (ctx) => (isCoinTrigger(ctx.text) ? { result: randomInt(2) === 0 ? 'Heads' : 'Tails' } : null),
 };
 
 export const DICE_MAX_COUNT = 100;
@@ -37,13 +37,6 @@ const NOTATION = new RegExp(`^(?:(?:${verb}|${dieWord})\\s+)?(\\d{0,3})\\s*d\\s*
 const COUNTED = new RegExp(`^(?:${verb}\\s+)?${numberWord}\\s+${dieWord}$`, 'u');
 
 const COMMON_DICE = new Set([4, 6, 8, 10, 12, 20, 100]);
-/**
- * NOTATION starts with a verb, a die word, a digit or "d" (the text is normalised: never a space first), and
- * ends with a digit; COUNTED ends with a die word.
- */
-const mayStartNotation = mayStartWith([...D.flatMap((v) => [...v.verbs, ...v.dieWords]), 'd', ...'0123456789']);
-const mayEndWithDigit = mayEndWith([...'0123456789']);
-const mayEndWithDieWord = mayEndWith(D.flatMap((v) => v.dieWords));
 
 export function rollDice(count: number, sides: number): Record<string, unknown> {
   const rolls = Array.from({ length: count }, () => randomInt(1, sides + 1));
@@ -52,18 +45,18 @@ export function rollDice(count: number, sides: number): Record<string, unknown> 
 
 export const diceHandler: InstantHandler = {
   type: 'dice',
-  answer(ctx) {
+  async answer(ctx) {
     if (isDicePhrase(ctx.text)) return rollDice(1, 6);
     let count: number;
     let sides = 6;
-    const n = mayEndWithDigit(ctx.text) && mayStartNotation(ctx.text) ? NOTATION.exec(ctx.text) : null;
+    const n = NOTATION.exec(ctx.text);
     if (n) {
       count = n[1] ? Number(n[1]) : 1;
       sides = Number(n[2]);
       // A bare "d3" is more likely a name (D3.js) than a die: only the usual dice without a verb or count.
       if (ctx.text === `d${n[2]}` && !COMMON_DICE.has(sides)) return null;
     } else {
-      const c = mayEndWithDieWord(ctx.text) ? COUNTED.exec(ctx.text) : null;
+      const c = COUNTED.exec(ctx.text);
       if (!c) return null;
       count = NUMBER_WORDS.get(c[1]!) ?? Number(c[1]);
     }
@@ -83,14 +76,13 @@ const between = alternation(R.flatMap((v) => v.between).filter(Boolean));
 const and = alternation(R.flatMap((v) => v.and));
 const INT = '(-?\\d{1,15})';
 const RANGE = new RegExp(`^${randomWord}\\s+(?:${between}\\s+)?${INT}\\s*${and}\\s*${INT}$`, 'u');
-const mayStartWithRandom = mayStartWith(R.flatMap((v) => v.phrases));
 
 export const randomHandler: InstantHandler = {
   type: 'random',
-  answer(ctx) {
+  async answer(ctx) {
     let { min, max } = RANDOM_DEFAULT;
     if (!isRandomPhrase(ctx.text)) {
-      const m = mayStartWithRandom(ctx.text) && mayEndWithDigit(ctx.text) ? RANGE.exec(ctx.text) : null;
+      const m = RANGE.exec(ctx.text);
       if (!m) return null;
       min = Number(m[1]);
       max = Number(m[2]);

@@ -79,18 +79,15 @@ type Parsed = { rgb: Rgb; hsl?: Hsl };
  */
 export function parseColor(core: string, loose: boolean, noBareHex = false): Parsed | null {
   const s = core.trim();
-  // Each written form starts with its own character (`#`, `r` or `R`, `h` or `H`): the regular
-  // expressions of the others are not run, as every query reaches this handler and most are no colour.
-  const first = s.charCodeAt(0) | 0x20;
-  let m = first === 0x23 /* # */ ? HEX.exec(s) : null;
+  let m = HEX.exec(s);
   if (m) return { rgb: fromHex(m[1]!) };
-  m = first === 0x72 /* r */ ? (RGB.exec(s) ?? RGB_LOOSE.exec(s)) : null;
+  m = RGB.exec(s) ?? RGB_LOOSE.exec(s);
   if (m) {
     const [r, g, b] = [m[1], m[2], m[3]].map(Number) as [number, number, number];
     if ([r, g, b].some((v) => v > 255)) return null;
     return { rgb: { r: Math.round(r), g: Math.round(g), b: Math.round(b) } };
   }
-  m = first === 0x68 /* h */ ? (HSL.exec(s) ?? HSL_LOOSE.exec(s)) : null;
+  m = HSL.exec(s) ?? HSL_LOOSE.exec(s);
   if (m) {
     const [h, sat, l] = [m[1], m[2], m[3]].map(Number) as [number, number, number];
     if (h > 360 || sat > 100 || l > 100) return null;
@@ -118,7 +115,7 @@ const beforeSuffix = suffixMatcher(C.flatMap((v) => v.suffixes));
 
 export const colorHandler: InstantHandler = {
   type: 'color',
-  answer(ctx) {
+  async answer(ctx) {
     const strict = parseColor(ctx.q, false);
     if (strict) return describeColor(strict);
     let core = ctx.text;

@@ -1,13 +1,5 @@
 import { connectorList, leadingAmount, splitsAround } from './amount.js';
-import {
-  PLAIN_WORD,
-  formatNumber,
-  groupDigits,
-  prefixMatcher,
-  roundSignificant,
-  spaceArrows,
-  suffixMatcher,
-} from './text.js';
+import { formatNumber, groupDigits, prefixMatcher, roundSignificant, spaceArrows, suffixMatcher } from './text.js';
 import { currencyNames } from './intl-names.js';
 import type { AnswerFields, InstantContext, InstantHandler } from './types.js';
 import { CURRENCY_VOCABULARY } from './vocabulary.js';
@@ -108,9 +100,9 @@ const beforeSuffix = suffixMatcher(V.flatMap((v) => v.suffixes));
 
 /** The code a typed currency means (code, name or symbol), or null. */
 export function currencyCode(typed: string): string | null {
-  const t = PLAIN_WORD.test(typed) ? typed : typed.toLowerCase().replace(/\s+/g, ' ').replace(/\.$/, '').trim();
+  const t = typed.toLowerCase().replace(/\s+/g, ' ').replace(/\.$/, '').trim();
   if (/^[a-z]{3}$/.test(t) && Object.hasOwn(CURRENCIES, t.toUpperCase())) return t.toUpperCase();
-  return prepareCurrencyNames().names.get(t) ?? SYMBOLS[t] ?? null;
+  return prepareCurrencyNames().get(t) ?? SYMBOLS[t] ?? null;
 }
 
 const SYMBOL_FIRST = new RegExp(
@@ -150,70 +142,29 @@ export function parseMoney(text: string): { amount: number; code: string } | nul
   return code ? { amount: 1, code } : null;
 }
 
-interface CurrencyNames {
-  /** Written name → code: the vocabulary's, then Intl's in each of its languages. */
-  names: Map<string, string>;
-  /**
-   * The first word of every written form currencyCode knows (codes, names, symbols). The target of a
-   * conversion is one of those forms, and it is the end of the query's text (once spaced, with at most
-   * a prefix and a suffix phrase cut off and a final point dropped): a query none of whose words is
-   * such a first word is no conversion.
-   */
-  firstWords: Set<string>;
-  /** The first UTF-16 unit of each of those words: a word starting otherwise ("17", "*") is passed over unread. */
-  firstUnits: Set<number>;
-}
-
 /*
- * Built on first use, not with the module: Intl's currency names take some 80 ms to gather (ICU's
- * data loaded on the way), which a start need not wait for. app.ts prepares them once the server listens.
+ * Written name → code: the vocabulary's, then Intl's in each of its languages. Built on first use,
+ * not with the module: gathering Intl's currency names loads ICU's data, which a start need not
+ * wait for. app.ts prepares them once the server listens.
  */
-let currencyNameTables: CurrencyNames | undefined;
+let namesOfCurrencies: Map<string, string> | undefined;
 
-export function prepareCurrencyNames(): CurrencyNames {
-  if (currencyNameTables) return currencyNameTables;
+export function prepareCurrencyNames(): Map<string, string> {
+  if (namesOfCurrencies) return namesOfCurrencies;
   const names = new Map<string, string>(V.flatMap((v) => Object.entries(v.names)));
   for (const [name, code] of currencyNames(Object.keys(CURRENCY_VOCABULARY), Object.keys(CURRENCIES))) {
     if (!names.has(name)) names.set(name, code);
   }
-  const firstWords = new Set(
-    [...Object.keys(CURRENCIES).map((code) => code.toLowerCase()), ...names.keys(), ...Object.keys(SYMBOLS)].map(
-      (form) => form.split(' ')[0]!,
-    ),
-  );
-  currencyNameTables = { names, firstWords, firstUnits: new Set([...firstWords].map((word) => word.charCodeAt(0))) };
-  return currencyNameTables;
-}
-
-/** Whether a word of `spaced` (single spaces) is, or with its final point dropped is, a first word of a currency. */
-function mayNameCurrency(spaced: string): boolean {
-  const { firstWords, firstUnits } = prepareCurrencyNames();
-  for (let from = 0; from < spaced.length; ) {
-    let to = spaced.indexOf(' ', from);
-    if (to < 0) to = spaced.length;
-    if (firstUnits.has(spaced.charCodeAt(from))) {
-      const word = spaced.slice(from, to);
-      if (firstWords.has(word) || (word.endsWith('.') && firstWords.has(word.slice(0, -1)))) return true;
-    }
-    from = to + 1;
-  }
-  return false;
+  namesOfCurrencies = names;
+  return names;
 }
 
 /** The conversion a query asks for, or null (no rates needed to decide); `text` as normalise() gives it (lower case). */
 export function parseCurrencyQuery(text: string): { amount: number; from: string; to: string } | null {
   const spaced = spaceArrows(text);
-  // Most queries that get here name no currency ("7 km in miles", "17 in hex"): one pass over the
-  // words instead of the prefix and suffix expressions and every split.
-  return mayNameCurrency(spaced) ? parseSpacedCurrencyQuery(spaced) : null;
-}
-
-/** parseCurrencyQuery once the text is spaced, without its check of the words (exported for the test that they agree). */
-export function parseSpacedCurrencyQuery(spaced: string): { amount: number; from: string; to: string } | null {
   let s = afterPrefix(spaced) ?? spaced;
   s = beforeSuffix(s) ?? s;
   for (const [left, right] of splitsAround(s, CONNECTORS)) {
-    // The target first: one lookup rejects most splits ("7 km in miles") before the amount is parsed.
     const to = currencyCode(right);
     if (!to) continue;
     const money = parseMoney(left);
@@ -235,13 +186,13 @@ export function roundMoney(x: number): number {
 
 export const currencyHandler: InstantHandler = {
   type: 'currency',
-  // Only a currency query waits for the rates: any other query passes on without a promise.
-  answer(ctx) {
+  async answer(ctx) {
     const asked = parseCurrencyQuery(ctx.text);
     return asked ? convert(ctx, asked) : null;
   },
 };
 
+/** The answer to a conversion the query asks for, at the stored rates (none stored: no answer). */
 async function convert(
   ctx: InstantContext,
   asked: { amount: number; from: string; to: string },

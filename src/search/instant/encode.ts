@@ -1,4 +1,4 @@
-import { alternation, escapeRegExp, mayEndWith, mayStartWith, unquote } from './text.js';
+import { alternation, escapeRegExp, unquote } from './text.js';
 import type { InstantHandler } from './types.js';
 import { ENCODE_VOCABULARY } from './vocabulary.js';
 
@@ -54,9 +54,6 @@ const PATTERNS: { re: RegExp; kind: number; action: number | Action; payload: nu
   // "aGk= from base64"
   { re: new RegExp(`^(.+?)\\s+${fromWord}\\s+${kind}$`, 'isu'), kind: 2, action: 'decode', payload: 1 },
 ];
-/** Every pattern starts with a kind or an action (the first two and BARE_BASE64), or ends with a kind (the others). */
-const mayStartWithKindOrAction = mayStartWith([...KINDS.keys(), ...ACTIONS.keys()]);
-const mayEndWithKind = mayEndWith(KINDS.keys());
 // "base64 hello" (Base64 only, encoding; not "base64 encoding" or "base64 image", which are searches)
 const BARE_BASE64 = new RegExp(`^${kind}\\s*:?\\s+(.+)$`, 'isu');
 const NOT_TEXT = new Set(V.flatMap((v) => [...v.notText, ...Object.keys(v.actions)]));
@@ -108,8 +105,7 @@ function convert(k: Kind, a: Action, input: string): string | null {
 
 export const encodeHandler: InstantHandler = {
   type: 'encode',
-  answer(ctx) {
-    if (!mayStartWithKindOrAction(ctx.q) && !mayEndWithKind(ctx.q)) return null;
+  async answer(ctx) {
     let k: Kind | undefined;
     let a: Action | undefined;
     let payload: string | undefined;

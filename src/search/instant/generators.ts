@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { alternation, mayEndWith, mayStartWith, phraseSet } from './text.js';
+import { alternation, phraseSet } from './text.js';
 import type { InstantHandler } from './types.js';
 import { PASSWORD_VOCABULARY, UUID_VOCABULARY } from './vocabulary.js';
 
@@ -12,7 +12,7 @@ const isUuidTrigger = phraseSet(Object.values(UUID_VOCABULARY).flatMap((v) => v.
 
 export const uuidHandler: InstantHandler = {
   type: 'uuid',
-  answer(ctx) {
+  async answer(ctx) {
     if (!isUuidTrigger(ctx.text)) return null;
     const values = Array.from({ length: 5 }, () => randomUUID());
     return { value: values[0], values };
@@ -54,17 +54,12 @@ const LENGTH_BEFORE = new RegExp(
   'u',
 );
 
-const mayStartWithPhrase = mayStartWith(PW.flatMap((v) => v.phrases));
-const mayEndWithPhrase = mayEndWith(PW.flatMap((v) => v.phrases));
-
 export const passwordHandler: InstantHandler = {
   type: 'password',
-  answer(ctx) {
+  async answer(ctx) {
     let length = PASSWORD_DEFAULT_LENGTH;
     if (!isPasswordTrigger(ctx.text)) {
-      const m =
-        (mayStartWithPhrase(ctx.text) ? LENGTH_AFTER.exec(ctx.text) : null) ??
-        (mayEndWithPhrase(ctx.text) ? LENGTH_BEFORE.exec(ctx.text) : null);
+      const m = LENGTH_AFTER.exec(ctx.text) ?? LENGTH_BEFORE.exec(ctx.text);
       if (!m) return null;
       length = Number(m[1]);
       if (length < PASSWORD_MIN_LENGTH || length > PASSWORD_MAX_LENGTH) return null;

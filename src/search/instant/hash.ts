@@ -37,7 +37,7 @@ const GENERIC_QUOTED = new RegExp(`^${generic}\\s+(".*"|'.*')$`, 'isu');
 
 export const hashHandler: InstantHandler = {
   type: 'hash',
-  answer(ctx) {
+  async answer(ctx) {
     let highlight = '';
     let raw: string | undefined;
     const named = NAMED.exec(ctx.q);

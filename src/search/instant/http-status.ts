@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import { alternation, mayStartWith } from './text.js';
+import { alternation } from './text.js';
 import type { InstantHandler } from './types.js';
 import { HTTP_VOCABULARY } from './vocabulary.js';
 
@@ -111,40 +111,19 @@ export function describeStatus(code: number): Record<string, unknown> | null {
 const V = Object.values(HTTP_VOCABULARY);
 const CODE = '([1-5]\\d\\d)';
 
-/**
- * Whether `text` may start with a status code and a space as `^${CODE}\\s` reads them: false only
- * when one of its first four characters cannot be so (most queries: "17 * 7 + 3", "md5 hello").
- */
-export function mayStartWithCode(text: string): boolean {
-  // A character past the end reads NaN, which no test below refuses: the expression decides.
-  const a = text.charCodeAt(0);
-  if (a < 49 || a > 53) return false;
-  const b = text.charCodeAt(1);
-  if (b < 48 || b > 57) return false;
-  const c = text.charCodeAt(2);
-  if (c < 48 || c > 57) return false;
-  const space = text.charCodeAt(3);
-  return !(space < 128 && space !== 32 && (space < 9 || space > 13));
-}
-
-/** Each expression with a test of the query's start that it needs. */
 const PATTERNS = [
-  {
-    re: new RegExp(`^${alternation(V.flatMap((v) => v.prefixes))}\\s*:?\\s*${CODE}(?:\\s+(.+))?$`, 'u'),
-    may: mayStartWith(V.flatMap((v) => v.prefixes)),
-  },
-  { re: new RegExp(`^${CODE}\\s+${alternation(V.flatMap((v) => v.suffixes))}$`, 'u'), may: mayStartWithCode },
-  { re: new RegExp(`^${CODE}\\s+(.+)$`, 'u'), may: mayStartWithCode },
+  new RegExp(`^${alternation(V.flatMap((v) => v.prefixes))}\\s*:?\\s*${CODE}(?:\\s+(.+))?$`, 'u'),
+  new RegExp(`^${CODE}\\s+${alternation(V.flatMap((v) => v.suffixes))}$`, 'u'),
+  new RegExp(`^${CODE}\\s+(.+)$`, 'u'),
 ];
 
 const simplify = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '');
 
 export const httpHandler: InstantHandler = {
   type: 'http',
-  answer(ctx) {
-    for (let i = 0; i < PATTERNS.length; i++) {
-      const { re, may } = PATTERNS[i]!;
-      const m = may(ctx.text) ? re.exec(ctx.text) : null;
+  async answer(ctx) {
+    for (const [i, re] of PATTERNS.entries()) {
+      const m = re.exec(ctx.text);
       if (!m) continue;
       const code = Number(m[1]);
       const described = describeStatus(code);

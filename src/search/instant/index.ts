@@ -24,22 +24,14 @@ export interface InstantResponse {
   answer: InstantAnswer | null;
 }
 
-/** A value, or a promise of it: most answers are found without waiting for anything. */
-type Eventually<T> = T | Promise<T>;
-
-/**
- * The first handler's answer, or null. Synchronous unless a handler answers with a promise (the
- * currency rates, the weather): awaiting every answer cost the usual request two turns of the
- * microtask queue for nothing.
- */
-export function instantAnswer(
+/** The first handler's answer, or null; a handler that throws or rejects is skipped and logged. */
+export async function instantAnswer(
   deps: InstantDeps,
   request: InstantRequest,
   handlers: readonly InstantHandler[] = HANDLERS,
-): Eventually<InstantAnswer | null> {
+): Promise<InstantAnswer | null> {
   const q = request.q.trim();
-  // A string has at least as many UTF-16 units as code points: only a long one needs counting.
-  if (q === '' || (q.length > INSTANT_MAX_QUERY && codePoints(q) > INSTANT_MAX_QUERY)) return null;
+  if (q === '' || codePoints(q) > INSTANT_MAX_QUERY) return null;
   const ctx: InstantContext = {
     q,
     lang: request.lang,
@@ -50,35 +42,15 @@ export function instantAnswer(
     deps,
     now: deps.now?.() ?? new Date(),
   };
-  return answerFrom(ctx, handlers, 0);
-}
-
-/** The first answer of `handlers` from index `from` on; a handler that throws or rejects is skipped and logged. */
-function answerFrom(
-  ctx: InstantContext,
-  handlers: readonly InstantHandler[],
-  from: number,
-): Eventually<InstantAnswer | null> {
-  for (let i = from; i < handlers.length; i++) {
-    const handler = handlers[i]!;
-    let given: ReturnType<InstantHandler['answer']>;
+  for (const handler of handlers) {
+    let fields: AnswerFields | null;
     try {
-      given = handler.answer(ctx);
+      fields = await handler.answer(ctx);
     } catch (err) {
       skipped(ctx, handler, err);
       continue;
     }
-    if (given instanceof Promise) {
-      return given.then(
-        (fields) =>
-          fields === null || fields === undefined ? answerFrom(ctx, handlers, i + 1) : answerOf(ctx, handler, fields),
-        (err: unknown) => {
-          skipped(ctx, handler, err);
-          return answerFrom(ctx, handlers, i + 1);
-        },
-      );
-    }
-    if (given !== null && given !== undefined) return answerOf(ctx, handler, given);
+    if (fields !== null) return answerOf(ctx, handler, fields);
   }
   return null;
 }
@@ -88,14 +60,11 @@ function skipped(ctx: InstantContext, handler: InstantHandler, err: unknown): vo
 }
 
 function answerOf(ctx: InstantContext, handler: InstantHandler, fields: AnswerFields): InstantAnswer {
-  const answer = Object.assign({}, fields, { type: handler.type }) as InstantAnswer;
+  const answer = { ...fields, type: handler.type } as InstantAnswer;
   if (typeof answer.query !== 'string') answer.query = ctx.q;
   return answer;
 }
 
-export function instant(deps: InstantDeps, request: InstantRequest): Eventually<InstantResponse> {
-  const answer = instantAnswer(deps, request);
-  return answer instanceof Promise
-    ? answer.then((found) => ({ query: request.q, answer: found }))
-    : { query: request.q, answer };
+export async function instant(deps: InstantDeps, request: InstantRequest): Promise<InstantResponse> {
+  return { query: request.q, answer: await instantAnswer(deps, request) };
 }

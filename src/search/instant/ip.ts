@@ -72,7 +72,7 @@ export function isLocalIp(ip: string): boolean {
 
 export const ipHandler: InstantHandler = {
   type: 'ip',
-  answer(ctx) {
+  async answer(ctx) {
     if (!isTrigger(ctx.text)) return null;
     const ip = normaliseIp(ctx.ip);
     return { ip: ip || 'Unavailable', user_agent: ctx.userAgent, is_local: ip ? isLocalIp(ip) : false };

@@ -1,4 +1,4 @@
-import { alternation, mayStartWith, phraseSet } from './text.js';
+import { alternation, phraseSet } from './text.js';
 import type { InstantHandler } from './types.js';
 import { JSON_VOCABULARY, REGEX_VOCABULARY } from './vocabulary.js';
 
@@ -19,8 +19,6 @@ const JSON_PREFIX = new RegExp(
   'isu',
 );
 
-const mayStartWithPrefix = mayStartWith([...J.flatMap((v) => v.tools), ...J.flatMap((v) => v.prefixes)]);
-
 export function checkJson(input: string): { input: string; formatted: string; valid: boolean; error: string } {
   try {
     const value: unknown = JSON.parse(input);
@@ -38,9 +36,9 @@ function looksLikeJsonDocument(q: string): boolean {
 
 export const jsonHandler: InstantHandler = {
   type: 'json',
-  answer(ctx) {
+  async answer(ctx) {
     if (isJsonTool(ctx.text)) return { input: '', formatted: '', valid: null, error: '' };
-    const m = mayStartWithPrefix(ctx.q) ? JSON_PREFIX.exec(ctx.q) : null;
+    const m = JSON_PREFIX.exec(ctx.q);
     if (m) return checkJson(m[1]!.trim());
     if (looksLikeJsonDocument(ctx.q)) {
       const checked = checkJson(ctx.q);
@@ -54,5 +52,5 @@ const isRegexTrigger = phraseSet(Object.values(REGEX_VOCABULARY).flatMap((v) => 
 
 export const regexHandler: InstantHandler = {
   type: 'regex',
-  answer: (ctx) => (isRegexTrigger(ctx.text) ? {} : null),
+  answer: async (ctx) => (isRegexTrigger(ctx.text) ? {} : null),
 };

@@ -23,20 +23,10 @@ export const MATH_LIMITS = {
   work: WORK_LIMIT,
 } as const;
 
-/**
- * Input the evaluator refuses once its tokens are read (a query that is no
- * expression at all is refused by tokenize without one): it captures no
- * stack trace, which cost more than the rest of the evaluation.
- */
+/** Input the evaluator refuses: not an expression, or past one of its limits (no answer). */
 export class MathError extends Error {
-  constructor(message: string) {
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    super(message);
-    Error.stackTraceLimit = limit;
-  }
+  override name = 'MathError';
 }
-MathError.prototype.name = 'MathError';
 
 /** An integer carries its size in bits (bitLength), which prices the work done on it. */
 export type Value = { int: true; v: bigint; bits: number } | { int: false; v: number };
@@ -57,12 +47,7 @@ export const num = (x: Value): number => (x.int ? Number(x.v) : x.v);
 /** Bits of |v| counted in hex digits (4 per digit): an upper bound, used only against the limits. */
 export function bitLength(v: bigint): number {
   const a = v < 0n ? -v : v;
-  // The usual integer fits 32 bits: its digits are counted without writing it out.
-  if (a <= 0xffffffffn) {
-    const x = Number(a);
-    return x === 0 ? 0 : ((35 - Math.clz32(x)) >> 2) * 4;
-  }
-  return a.toString(16).length * 4;
+  return a === 0n ? 0 : a.toString(16).length * 4;
 }
 
 /**

@@ -41,8 +41,7 @@ function matchAt(re: RegExp, text: string, at: number): string | null {
 
 function readNumber(text: string): Value {
   // "0x…", "0b…", "0o…" in either case (what NUMBER_RE reads as an integer in another base).
-  if (text.length > 1 && text.charCodeAt(0) === 48 && 'xXbBoO'.includes(text[1]!))
-    return int(BigInt(text.toLowerCase()));
+  if (/^0[xbo]/i.test(text)) return int(BigInt(text.toLowerCase()));
   if (isAsciiDigits(text)) return int(BigInt(text));
   const x = Number(text);
   if (!Number.isFinite(x)) throw new MathError('overflow');
@@ -61,12 +60,11 @@ export function tokenize(expr: string): Token[] | null {
   let i = 0;
   while (i < expr.length) {
     const ch = expr[i]!;
-    const code = ch.charCodeAt(0);
-    if (code === 32 || (code < 128 ? code >= 9 && code <= 13 : /\s/.test(ch))) {
+    if (/\s/.test(ch)) {
       i++;
       continue;
     }
-    const n = (code >= 48 && code <= 57) || code === 46 ? matchAt(NUMBER_RE, expr, i) : null;
+    const n = matchAt(NUMBER_RE, expr, i);
     const id = n === null ? matchAt(ID_RE, expr, i) : null;
     if (n !== null) {
       tokens.push({ t: 'num', value: readNumber(n) });

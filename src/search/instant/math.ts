@@ -28,86 +28,45 @@ const WORDS = V.flatMap((v) => Object.entries(v.words)).sort((a, b) => b[0].leng
 const WORD_RE = new RegExp(`\\b(?:${WORDS.map(([w]) => escapeRegExp(w).replace(/ /g, '\\s+')).join('|')})\\b`, 'giu');
 const WORD_MAP = new Map(WORDS.map(([w, s]) => [w, s]));
 
-/**
- * Strings that look like arithmetic but are something else: dates, phone numbers, versions. Each
- * with what a string needs to match it (a dash, a slash or dash, twelve characters, a point), so
- * that the usual expression ("17 * 7 + 3") runs none of them.
- */
-const NOT_MATH: { re: RegExp; may: (q: string) => boolean }[] = [
-  { re: /^\d{4}-\d{1,2}-\d{1,2}$/, may: (q) => q.includes('-') },
-  { re: /^\d{1,2}[/-]\d{1,2}[/-]\d{2,4}$/, may: (q) => q.includes('/') || q.includes('-') },
-  { re: /^\+?\d{0,3}[\s.-]?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}$/, may: (q) => q.length >= 12 },
-  { re: /^\d+\.\d+\.\d+/, may: (q) => q.includes('.') },
+/** Strings that look like arithmetic but are something else: dates, phone numbers, versions. */
+const NOT_MATH = [
+  /^\d{4}-\d{1,2}-\d{1,2}$/,
+  /^\d{1,2}[/-]\d{1,2}[/-]\d{2,4}$/,
+  /^\+?\d{0,3}[\s.-]?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}$/,
+  /^\d+\.\d+\.\d+/,
 ];
-
-/** Whether `q` is one of the NOT_MATH strings (exported for the test against the expressions alone). */
-export function looksLikeNotMath(q: string): boolean {
-  for (const { re, may } of NOT_MATH) if (may(q) && re.test(q)) return true;
-  return false;
-}
-
-/** The symbols toExpression writes as the evaluator's operators, names and powers. */
-const SYMBOLS = /[×✕⋅·÷∕−–—²³π√]/;
 
 /** The expression as the evaluator reads it (symbols for spelled-out operators and the like). */
 export function toExpression(q: string): string {
   let s = q.trim();
   s = afterPrefix(s) ?? s;
-  // A trailing "=", "= ?" or "?" (the usual expression has neither sign: two replaces saved).
-  if (s.includes('=')) s = s.replace(/\s*=\s*\??$/, '');
-  if (s.includes('?')) s = s.replace(/\?$/, '');
-  // The usual query is plain ASCII digits and operators ("12 * 34 + 5"): the replaces below could
-  // change nothing in it (the symbols are not ASCII, every spelled-out operator has a letter, and
-  // a comma may be a thousands separator).
-  if (!/[^\d\s+\-*/^%!().]/.test(s)) return collapse(s);
-  // Most queries that get here hold none of these symbols: one test instead of seven replaces.
-  if (SYMBOLS.test(s)) {
-    s = s
-      .replace(/[×✕⋅·]/g, '*')
-      .replace(/[÷∕]/g, '/')
-      .replace(/[−–—]/g, '-')
-      .replace(/²/g, '^2')
-      .replace(/³/g, '^3')
-      .replace(/π/g, 'pi')
-      .replace(/√/g, 'sqrt ');
-  }
+  // A trailing "=", "= ?" or "?"
+  s = s.replace(/\s*=\s*\??$/, '').replace(/\?$/, '');
+  s = s
+    .replace(/[×✕⋅·]/g, '*')
+    .replace(/[÷∕]/g, '/')
+    .replace(/[−–—]/g, '-')
+    .replace(/²/g, '^2')
+    .replace(/³/g, '^3')
+    .replace(/π/g, 'pi')
+    .replace(/√/g, 'sqrt ');
   s = s.replace(WORD_RE, (w) => ` ${WORD_MAP.get(w.toLowerCase().replace(/\s+/g, ' ')) ?? w} `);
   s = s.replace(/%\s*of\b/gi, '% *');
   // "5 x 3" (x between numbers means times)
   s = s.replace(/(\d|\))\s*x\s*(?=[\d(.])/gi, '$1*');
   // thousands separators, when there is no function call whose arguments commas could separate
   if (!/[a-z]\s*\(/i.test(s)) s = s.replace(/(?<=\d),(?=\d{3}(?!\d))/g, '');
-  return collapse(s);
-}
-
-/** Single spaces, none around `^`, none at either end. */
-export function collapse(s: string): string {
-  // The usual expression ("12 * 34 + 5") is already so: three scans of it cost more than its evaluation.
-  if (isCollapsed(s)) return s;
+  // single spaces, none around `^`, none at either end
   return s
     .replace(/\s+/g, ' ')
     .replace(/\s*\^\s*/g, '^')
     .trim();
 }
 
-/** Printable ASCII and single spaces, none at either end, no `^`: what collapse leaves as it is. */
-function isCollapsed(s: string): boolean {
-  const n = s.length;
-  for (let i = 0; i < n; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 32) {
-      if (i === 0 || i === n - 1 || s.charCodeAt(i + 1) === 32) return false;
-    } else if (c < 33 || c > 126 || c === 94) {
-      return false;
-    }
-  }
-  return true;
-}
-
 export const mathHandler: InstantHandler = {
   type: 'math',
-  answer(ctx) {
-    if (looksLikeNotMath(ctx.q)) return null;
+  async answer(ctx) {
+    if (NOT_MATH.some((re) => re.test(ctx.q))) return null;
     const expr = toExpression(ctx.q);
     if (expr === '' || !/[\d]|pi|tau|phi|\be\b/.test(expr)) return null;
     try {

@@ -1,4 +1,4 @@
-import { alternation, mayEndWith, mayStartWith } from './text.js';
+import { alternation } from './text.js';
 import type { InstantHandler } from './types.js';
 import { PORT_VOCABULARY } from './vocabulary.js';
 
@@ -158,27 +158,14 @@ const SERVICE_PORTS = new Map<string, number>([
 
 const V = Object.values(PORT_VOCABULARY);
 const NUMBER = '(\\d{1,6})';
-/** Each expression with a test of the query's first or last character that it needs (text.ts). */
 const BY_NUMBER = [
-  {
-    re: new RegExp(`^${alternation(V.flatMap((v) => v.prefixes))}\\s*:?\\s*${NUMBER}$`, 'u'),
-    may: mayStartWith(V.flatMap((v) => v.prefixes)),
-  },
-  {
-    re: new RegExp(`^${NUMBER}\\s+${alternation(V.flatMap((v) => v.suffixes))}$`, 'u'),
-    may: mayEndWith(V.flatMap((v) => v.suffixes)),
-  },
+  new RegExp(`^${alternation(V.flatMap((v) => v.prefixes))}\\s*:?\\s*${NUMBER}$`, 'u'),
+  new RegExp(`^${NUMBER}\\s+${alternation(V.flatMap((v) => v.suffixes))}$`, 'u'),
 ];
 const serviceNames = alternation(SERVICE_PORTS.keys());
 const BY_SERVICE = [
-  {
-    re: new RegExp(`^(${serviceNames})\\s+(?:default\\s+)?port(?:\\s+number)?$`, 'u'),
-    may: mayEndWith(['port', 'port number']),
-  },
-  {
-    re: new RegExp(`^(?:${alternation(V.flatMap((v) => v.servicePrefixes))})\\s+(${serviceNames})(?:\\s+use)?$`, 'u'),
-    may: mayStartWith(V.flatMap((v) => v.servicePrefixes)),
-  },
+  new RegExp(`^(${serviceNames})\\s+(?:default\\s+)?port(?:\\s+number)?$`, 'u'),
+  new RegExp(`^(?:${alternation(V.flatMap((v) => v.servicePrefixes))})\\s+(${serviceNames})(?:\\s+use)?$`, 'u'),
 ];
 
 export function describePort(port: number): Record<string, unknown> {
@@ -188,15 +175,15 @@ export function describePort(port: number): Record<string, unknown> {
 
 export const portHandler: InstantHandler = {
   type: 'port',
-  answer(ctx) {
-    for (const { re, may } of BY_NUMBER) {
-      const m = may(ctx.text) ? re.exec(ctx.text) : null;
+  async answer(ctx) {
+    for (const re of BY_NUMBER) {
+      const m = re.exec(ctx.text);
       if (!m) continue;
       const port = Number(m[1]);
       return port <= 65535 ? describePort(port) : null;
     }
-    for (const { re, may } of BY_SERVICE) {
-      const m = may(ctx.text) ? re.exec(ctx.text) : null;
+    for (const re of BY_SERVICE) {
+      const m = re.exec(ctx.text);
       const port = m ? SERVICE_PORTS.get(m[1]!.replace(/\s+/g, ' ')) : undefined;
       if (port !== undefined) return describePort(port);
     }

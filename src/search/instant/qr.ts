@@ -26,8 +26,7 @@ export function loadQrEncoder(): typeof QRCode {
 
 export const qrHandler: InstantHandler = {
   type: 'qr',
-  // Synchronous until there is a code to draw: any other query passes on without a promise.
-  answer(ctx) {
+  async answer(ctx) {
     const raw = afterPrefix(ctx.q) ?? beforeSuffix(ctx.q);
     if (raw === null) return null;
     // "qr code generator", "qr code scanner app": about QR codes (quoted text is always encoded)
@@ -35,8 +34,7 @@ export const qrHandler: InstantHandler = {
     const text = unquote(raw);
     // Empty, or with a lone surrogate half (not text the QR encoder can take as UTF-8)
     if (text === '' || LONE_SURROGATE.test(text)) return null;
-    return loadQrEncoder()
-      .toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 })
-      .then((svg) => ({ text, svg }));
+    const svg = await loadQrEncoder().toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+    return { text, svg };
   },
 };

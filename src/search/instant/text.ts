@@ -4,12 +4,6 @@
  * formatting for people.
  */
 
-/**
- * A plain lowercase word: already in the form the name normalisers of the unit and currency
- * handlers give (the usual case, which skips their replaces).
- */
-export const PLAIN_WORD = /^[a-z]+$/;
-
 /** Lowercased, typographic quotes straightened, whitespace collapsed, trailing `?`, `!` and `.` dropped. */
 export function normalise(q: string): string {
   return q
@@ -32,27 +26,10 @@ export function alternation(phrases: Iterable<string>): string {
   return `(?:${list.map((p) => escapeRegExp(p).replace(/ /g, '\\s+')).join('|')})`;
 }
 
-/**
- * Whole-string match of one of the phrases, lowercased (the text as given: a query's normalised
- * text is lower case). A text longer than every phrase, or starting with an ASCII character no
- * phrase starts with, is refused without the set: most queries reach a dozen of these, and a
- * look-up first hashes the whole text.
- */
+/** Whole-string match of one of the phrases, lowercased (the text as given: a query's normalised text is lower case). */
 export function phraseSet(phrases: Iterable<string>): (text: string) => boolean {
   const set = new Set([...phrases].map((p) => p.toLowerCase()));
-  let longest = 0;
-  const firsts = new Uint8Array(128);
-  for (const phrase of set) {
-    longest = Math.max(longest, phrase.length);
-    const code = phrase.charCodeAt(0);
-    if (code < 128) firsts[code] = 1;
-  }
-  return (text) => {
-    if (text.length > longest) return false;
-    // An empty text's code is NaN: it goes to the set (as does a first character beyond ASCII).
-    const code = text.charCodeAt(0);
-    return !(code < 128 && firsts[code] === 0) && set.has(text);
-  };
+  return (text) => set.has(text);
 }
 
 /** Every language's list of one vocabulary field, merged (detection does not depend on `lang`). */
@@ -93,15 +70,8 @@ function plainDecimal(x: number, sig: number): string {
   const magnitude = Math.floor(Math.log10(Math.abs(x)));
   const decimals = Math.max(0, Math.min(100, sig - 1 - magnitude));
   let s = x.toFixed(decimals);
-  if (s.includes('.')) s = s.slice(0, withoutTrailingZeros(s));
+  if (s.includes('.')) s = s.replace(/0+$/, '').replace(/\.$/, '');
   return s === '-0' ? '0' : s;
-}
-
-/** The length of a decimal string with a point once its trailing zeros, then a trailing point, are dropped. */
-function withoutTrailingZeros(s: string): number {
-  let end = s.length;
-  while (end > 0 && s.charCodeAt(end - 1) === 48) end--;
-  return end > 0 && s.charCodeAt(end - 1) === 46 ? end - 1 : end;
 }
 
 /**
@@ -140,67 +110,10 @@ export function titleCase(s: string): string {
   return s.replace(/(^|[\s\-'(/])(\p{L})/gu, (_, sep: string, ch: string) => sep + ch.toUpperCase());
 }
 
-/**
- * The ASCII characters a phrase of `phrases` can start (or end) with in a case-insensitive Unicode
- * expression of `alternation`: a table indexed by character code, or null when a phrase starts (or
- * ends) with a space (written `\s+`, so any space may stand there).
- */
-function asciiAtEnd(phrases: Iterable<string>, end: 'first' | 'last'): Uint8Array | null {
-  const points = new Set<string>();
-  for (const phrase of phrases) {
-    if (phrase === '') continue;
-    const all = [...phrase];
-    points.add(end === 'first' ? all[0]! : all[all.length - 1]!);
-  }
-  const table = new Uint8Array(128);
-  for (const point of points) {
-    if (/\s/u.test(point)) return null;
-    // Asked of the expression engine itself: "K" also matches the Kelvin sign, "s" the long s.
-    const one = new RegExp(`^${escapeRegExp(point)}$`, 'iu');
-    for (let code = 0; code < 128; code++) if (one.test(String.fromCharCode(code))) table[code] = 1;
-  }
-  return table;
-}
-
-/*
- * The tests and matchers below refuse at once a query whose first (or last) character is an ASCII one
- * that no phrase starts (or ends) with: the expression could not match it. Over twenty handlers try one or
- * two of them on each query that reaches them, and most queries start with a digit or end with one
- * ("17 * 7 + 3", "md5 hello 17"), which no phrase does. Other characters (and an empty query) go to
- * the expression.
- */
-
-/**
- * Whether `q` may start with one of `phrases` as an expression written with `alternation` (or the
- * like: phrases escaped, spaces as `\s+`) reads them, case-insensitive or not: false only when its
- * first character is an ASCII one that no phrase can start with.
- */
-export function mayStartWith(phrases: Iterable<string>): (q: string) => boolean {
-  const starts = asciiAtEnd(phrases, 'first');
-  if (starts === null) return () => true;
-  return (q) => {
-    const code = q.charCodeAt(0);
-    return !(code < 128 && starts[code] === 0);
-  };
-}
-
-/** Whether `q` may end with one of `phrases` (as mayStartWith, at the other end). */
-export function mayEndWith(phrases: Iterable<string>): (q: string) => boolean {
-  const ends = asciiAtEnd(phrases, 'last');
-  if (ends === null) return () => true;
-  return (q) => {
-    const code = q.charCodeAt(q.length - 1);
-    return !(code < 128 && ends[code] === 0);
-  };
-}
-
 /** A matcher for "<prefix> <rest>": returns the rest as typed (original case), or null. */
 export function prefixMatcher(prefixes: Iterable<string>): (q: string) => string | null {
-  const list = [...prefixes];
-  const re = new RegExp(`^${alternation(list)}\\s+(.+)$`, 'isu');
-  const mayStart = mayStartWith(list);
+  const re = new RegExp(`^${alternation(prefixes)}\\s+(.+)$`, 'isu');
   return (q) => {
-    if (!mayStart(q)) return null;
     const m = re.exec(q);
     return m ? m[1]!.trim() : null;
   };
@@ -208,11 +121,8 @@ export function prefixMatcher(prefixes: Iterable<string>): (q: string) => string
 
 /** A matcher for "<rest> <suffix>": returns the rest as typed (original case), or null. */
 export function suffixMatcher(suffixes: Iterable<string>): (q: string) => string | null {
-  const list = [...suffixes];
-  const re = new RegExp(`^(.+?)\\s+${alternation(list)}$`, 'isu');
-  const mayEnd = mayEndWith(list);
+  const re = new RegExp(`^(.+?)\\s+${alternation(suffixes)}$`, 'isu');
   return (q) => {
-    if (!mayEnd(q)) return null;
     const m = re.exec(q);
     return m ? m[1]!.trim() : null;
   };
@@ -231,14 +141,8 @@ export function unquote(s: string): string {
   return t;
 }
 
-/** Words separated by single spaces, none at either end. */
-const SINGLE_SPACED = /^\S+(?: \S+)*$/;
-
 /** A conversion query with its arrow or equals sign spaced (`->`, `→` written as `->`, `=`) and runs of space collapsed. */
 export function spaceArrows(text: string): string {
-  // The usual query (normalised, no arrow or equals sign) is returned as it is: three replaces that
-  // change nothing cost more than the rest of a rejection (currency and units both ask).
-  if (!text.includes('=') && !text.includes('→') && !text.includes('->') && SINGLE_SPACED.test(text)) return text;
   return text
     .replace(/\s*(->|→|=)\s*/g, ' $1 ')
     .replace(/→/g, '->')

@@ -1,4 +1,4 @@
-import { alternation, escapeRegExp, mayEndWith, mayStartWith, phraseSet } from './text.js';
+import { alternation, escapeRegExp, phraseSet } from './text.js';
 import type { InstantHandler } from './types.js';
 import { TIMER_VOCABULARY } from './vocabulary.js';
 
@@ -25,8 +25,6 @@ const unit = `(?:${[...UNITS.keys()]
 const DURATION = `((?:\\d+(?:\\.\\d+)?\\s*${unit}(?![a-z])[\\s,]*(?:and\\s+)?)+|\\d{1,3}:\\d{2}(?::\\d{2})?|\\d+(?:\\.\\d+)?)`;
 const AFTER = new RegExp(`^${timerWord}(?:\\s+${connector})?\\s+${DURATION}$`, 'u');
 const BEFORE = new RegExp(`^${DURATION}[\\s-]*${timerWord}$`, 'u');
-const mayStartWithTimer = mayStartWith(V.flatMap((v) => v.timer));
-const mayEndWithTimer = mayEndWith(V.flatMap((v) => v.timer));
 const PART = new RegExp(`(\\d+(?:\\.\\d+)?)\\s*(${unit})(?![a-z])`, 'gu');
 
 /** Seconds of a duration ("1h 30m", "90 seconds", "1:30" = 1 min 30 s, "5" = 5 minutes), or null. */
@@ -52,12 +50,10 @@ export function parseDuration(s: string): number | null {
 
 export const timerHandler: InstantHandler = {
   type: 'timer',
-  answer(ctx) {
+  async answer(ctx) {
     if (isStopwatch(ctx.text)) return { mode: 'stopwatch', seconds: 0 };
     if (isTimer(ctx.text)) return { mode: 'timer', seconds: TIMER_DEFAULT_SECONDS };
-    const m =
-      (mayStartWithTimer(ctx.text) ? AFTER.exec(ctx.text) : null) ??
-      (mayEndWithTimer(ctx.text) ? BEFORE.exec(ctx.text) : null);
+    const m = AFTER.exec(ctx.text) ?? BEFORE.exec(ctx.text);
     if (!m) return null;
     const seconds = parseDuration(m[1]!);
     if (seconds === null || seconds <= 0 || seconds > TIMER_MAX_SECONDS) return null;

@@ -66,31 +66,23 @@ const MONTHS = [
   'December',
 ];
 
-const twoDigits = (n: number) => (n < 10 ? `0${n}` : `${n}`);
-
-/**
- * `epoch` (years 1..9999 only: parseEpoch's range) described, its date and time put together from
- * the Date's UTC fields.
- */
+/** `epoch` (years 1..9999 only: parseEpoch's range, which toISOString writes with four digits) described. */
 export function describeEpoch(epoch: number, given: boolean): Record<string, unknown> {
   const d = new Date(epoch * 1000);
-  const year = d.getUTCFullYear();
-  const month = d.getUTCMonth();
-  const day = d.getUTCDate();
-  const date = `${String(year).padStart(4, '0')}-${twoDigits(month + 1)}-${twoDigits(day)}`;
-  const time = `${twoDigits(d.getUTCHours())}:${twoDigits(d.getUTCMinutes())}:${twoDigits(d.getUTCSeconds())}`;
+  const plainIso = d.toISOString().slice(0, 19);
+  const time = plainIso.slice(11, 19);
   return {
     epoch,
     given,
-    utc: `${date} ${time} UTC`,
-    utc_full: `${WEEKDAYS[d.getUTCDay()]}, ${day} ${MONTHS[month]} ${year} ${time} UTC`,
-    iso: `${date}T${time}Z`,
+    utc: `${plainIso.slice(0, 10)} ${time} UTC`,
+    utc_full: `${WEEKDAYS[d.getUTCDay()]}, ${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()} ${time} UTC`,
+    iso: `${plainIso}Z`,
   };
 }
 
 export const timestampHandler: InstantHandler = {
   type: 'timestamp',
-  answer(ctx) {
+  async answer(ctx) {
     if (isNow(ctx.text)) return describeEpoch(Math.floor(ctx.now.getTime() / 1000), false);
     const given = afterPrefix(ctx.q) ?? beforeSuffix(ctx.q);
     if (given === null) return null;

@@ -52,5 +52,5 @@ export interface InstantHandler {
   /** The answer's `type`. */
   type: string;
   /** The answer's fields, or null when the query is not for this handler. */
-  answer(ctx: InstantContext): AnswerFields | null | Promise<AnswerFields | null>;
+  answer(ctx: InstantContext): Promise<AnswerFields | null>;
 }

@@ -1,13 +1,5 @@
 import { connectorList, leadingAmount, splitsAround } from './amount.js';
-import {
-  PLAIN_WORD,
-  alternation,
-  formatNumber,
-  mayStartWith,
-  prefixMatcher,
-  roundSignificant,
-  spaceArrows,
-} from './text.js';
+import { alternation, formatNumber, prefixMatcher, roundSignificant, spaceArrows } from './text.js';
 import type { AnswerFields, InstantHandler } from './types.js';
 import { CATEGORIES, type CategoryDef, type UnitDef } from './units-data.js';
 import { UNIT_VOCABULARY } from './vocabulary.js';
@@ -36,19 +28,16 @@ const HOW_MANY = new RegExp(
   `^${alternation(V.flatMap((v) => v.howMany))}\\s+(.+?)\\s+(?:are\\s+|is\\s+|make\\s+)?(?:in|per|to)\\s+(.+)$`,
   'u',
 );
-const mayStartWithHowMany = mayStartWith(V.flatMap((v) => v.howMany));
 
 const normaliseUnit = (typed: string) =>
-  PLAIN_WORD.test(typed)
-    ? typed
-    : typed
-        .toLowerCase()
-        .replace(/\s+/g, ' ')
-        .replace(/\.$/, '')
-        .replace(/\^?2$|²$/, '2')
-        .replace(/\^?3$|³$/, '3')
-        .replace(/^(?:degrees?|deg) (?=[cfk]$)/, '°')
-        .trim();
+  typed
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .replace(/\.$/, '')
+    .replace(/\^?2$|²$/, '2')
+    .replace(/\^?3$|³$/, '3')
+    .replace(/^(?:degrees?|deg) (?=[cfk]$)/, '°')
+    .trim();
 
 const BY_ALIAS = new Map<string, Candidate[]>();
 for (const category of CATEGORIES) {
@@ -111,16 +100,6 @@ const PAYLOAD_UNITS = new Map(
   ]),
 );
 
-/** The JSON of each payload list above, written once (see response-json.ts). */
-const PAYLOAD_UNITS_JSON = new Map<unknown, string>(
-  [...PAYLOAD_UNITS.values()].map((units) => [units, JSON.stringify(units)]),
-);
-
-/** The JSON of a unit answer's `payload.units`, when it is one of the lists above (undefined otherwise). */
-export function payloadUnitsJson(units: unknown): string | undefined {
-  return PAYLOAD_UNITS_JSON.get(units);
-}
-
 function describe(amount: number, f: Candidate, t: Candidate): AnswerFields | null {
   const value = convert(amount, f.unit, t.unit);
   if (!Number.isFinite(value)) return null;
@@ -165,7 +144,7 @@ function amountAndUnit(left: string): { amount: number; units: Candidate[] } | n
 export function parseConversion(text: string): AnswerFields | null {
   let s = spaceArrows(text);
   s = afterPrefix(s) ?? s;
-  const how = mayStartWithHowMany(s) ? HOW_MANY.exec(s) : null;
+  const how = HOW_MANY.exec(s);
   if (how) {
     const to = unitCandidates(how[1]!);
     const from = amountAndUnit(how[2]!);
@@ -175,7 +154,6 @@ export function parseConversion(text: string): AnswerFields | null {
     }
   }
   for (const [left, right] of splitsAround(s, CONNECTORS)) {
-    // The target first: one lookup rejects most splits ("7 in hex") before the amount is parsed.
     const to = unitCandidates(right);
     if (!to.length) continue;
     const from = amountAndUnit(left);
@@ -188,5 +166,5 @@ export function parseConversion(text: string): AnswerFields | null {
 
 export const unitHandler: InstantHandler = {
   type: 'unit',
-  answer: (ctx) => parseConversion(ctx.text),
+  answer: async (ctx) => parseConversion(ctx.text),
 };

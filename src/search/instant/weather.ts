@@ -152,12 +152,12 @@ export function weatherPlace(q: string): string | null {
 
 export const weatherHandler: InstantHandler = {
   type: 'weather',
-  // Only a weather query waits for the forecast: any other query passes on without a promise.
-  answer(ctx) {
+  async answer(ctx) {
     const place = weatherPlace(ctx.q);
     if (place === null) return null;
-    return ctx.deps.upstream
-      .gather([weatherFlow(place, ctx.lang || 'en', ctx.deps.config)], { deadlineMs: WEATHER_DEADLINE_MS })
-      .then(([outcome]) => (!outcome?.ok || outcome.value === null ? null : describeWeather(outcome.value)));
+    const [outcome] = await ctx.deps.upstream.gather([weatherFlow(place, ctx.lang || 'en', ctx.deps.config)], {
+      deadlineMs: WEATHER_DEADLINE_MS,
+    });
+    return !outcome?.ok || outcome.value === null ? null : describeWeather(outcome.value);
   },
 };

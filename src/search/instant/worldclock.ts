@@ -183,7 +183,7 @@ function displayPlace(typed: string): string {
 
 export const worldclockHandler: InstantHandler = {
   type: 'worldclock',
-  answer(ctx) {
+  async answer(ctx) {
     let typed = afterPrefix(ctx.q);
     let explicit = true;
     if (typed === null) {
