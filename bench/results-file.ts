@@ -77,6 +77,14 @@ export interface SideResults {
   setting: string;
   clustered: SideFigures;
   oneProcess: SideFigures;
+  /** The fan-out floor (one process, no gate or database) under the same load: its CPU per search, ms. */
+  floorCpuMsPerSearch?: number;
+}
+
+/** The machine a results file was measured on (its `machine`), as far as comparing figures goes. */
+export interface MachineOf {
+  model: string;
+  cpus: number;
 }
 
 const isFigures = (x: unknown): x is SideFigures =>
@@ -87,20 +95,43 @@ const isFigures = (x: unknown): x is SideFigures =>
 /**
  * The side section's figures of the newest results file in `dir` that has them (newest by the run's
  * start, `at`, which every results file holds: a section run alone writes only latest.json), to
- * print beside a new run's; none before the section existed.
+ * print beside a new run's (preferring one measured on this machine's kind); none before the section
+ * existed.
  */
-export function previousSideFigures(dir: string): { file: string; side: SideResults } | undefined {
+export function previousSideFigures(
+  dir: string,
+  machine: MachineOf,
+): { file: string; side: SideResults; otherMachine?: MachineOf } | undefined {
   if (!existsSync(dir)) return undefined;
-  let best: { file: string; side: SideResults; at: string } | undefined;
+  // The newest of this machine's kind (CPU model and count), else the newest at all, said to be another's:
+  // the same code costs some 60 % more CPU a search on one kind of this workplace than on another.
+  type Found = { file: string; side: SideResults; at: string; machine?: MachineOf };
+  let same: Found | undefined;
+  let any: Found | undefined;
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
     try {
-      const run = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as { at?: string; side?: SideResults };
+      const run = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as {
+        at?: string;
+        side?: SideResults;
+        machine?: Partial<MachineOf>;
+      };
       const side = run.side;
       if (!side || !isFigures(side.clustered) || !isFigures(side.oneProcess) || typeof run.at !== 'string') continue;
-      if (!best || run.at > best.at) best = { file, side, at: run.at };
+      const m = run.machine;
+      const found: Found = {
+        file,
+        side,
+        at: run.at,
+        machine:
+          typeof m?.model === 'string' && typeof m.cpus === 'number' ? { model: m.model, cpus: m.cpus } : undefined,
+      };
+      if (!any || found.at > any.at) any = found;
+      const isSame = found.machine?.model === machine.model && found.machine.cpus === machine.cpus;
+      if (isSame && (!same || found.at > same.at)) same = found;
     } catch {
       /* not a results file */
     }
   }
-  return best && { file: best.file, side: best.side };
+  if (same) return { file: same.file, side: same.side };
+  return any && { file: any.file, side: any.side, otherMachine: any.machine ?? { model: 'unknown', cpus: 0 } };
 }

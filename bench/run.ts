@@ -1394,7 +1394,10 @@ async function main() {
     // differ is the section's A/A.
     const setting = os.availableParallelism() >= 2 ? 'auto' : '2';
     const count = Math.max(2, os.availableParallelism());
-    const previous = previousSideFigures(path.join(root, 'bench', 'results'));
+    const previous = previousSideFigures(path.join(root, 'bench', 'results'), {
+      model: os.cpus()[0]?.model ?? 'unknown',
+      cpus: os.cpus().length,
+    });
     log(`side by side load: web search, 100 connections, ${KEYS} keys, WORKERS=${setting} and 1 process`);
     const web = ENDPOINTS.find((e) => e.name === 'web')!;
     const clustered = await startSift({ ...siftEnv, WORKERS: setting }, logFile);
@@ -1417,6 +1420,15 @@ async function main() {
       () => searchLoad(clustered.url, clusterPids, { cpuMs: whole }),
     );
     await stop(clustered.child);
+    // The fan-out floor (Sift's own feature modules, bare Fastify and undici: no gate, limits or
+    // database) under the same load, one process: what the searches themselves cost on this machine,
+    // which the absolute target does not know (one kind of machine here costs some 60 % more than another).
+    const floorPid = floorFanout.child.pid!;
+    const floorRuns: Load[] = [];
+    for (let i = 0; i < SIDE_PAIRS; i++)
+      floorRuns.push(await load(floorFanout.info.url, next(web), 100, { pid: floorPid, ...round }));
+    for (const [i, l] of floorRuns.entries())
+      rows.push(tableRow(`side by side load, fan-out floor, 1 process (round ${i + 1})`, 100, l));
     for (const [i, l] of clusterRuns.entries())
       rows.push(tableRow(`side by side load, WORKERS=${setting} (round ${i + 1})`, 100, l));
     for (const [i, l] of oneRuns.entries())
@@ -1429,14 +1441,21 @@ async function main() {
       spreadMs: spreadOf(runs.map((l) => (l.cpuMsPerRequest ?? 0) + (l.pgCpuMsPerRequest ?? 0))),
       rpsSpread: spreadOf(runs.map((l) => l.rps)),
     });
-    const side = { workers: count, setting, clustered: figures(clusterRuns), oneProcess: figures(oneRuns) };
+    const floorCpu = median(floorRuns.map((l) => l.cpuMsPerRequest ?? 0));
+    const side = {
+      workers: count,
+      setting,
+      clustered: figures(clusterRuns),
+      oneProcess: figures(oneRuns),
+      floorCpuMsPerSearch: floorCpu,
+    };
     const describe = (label: string, now: SideFigures, before: SideFigures | undefined) =>
       `${label}: ${f1(now.rps)} req/s, Sift ${now.siftCpuMsPerSearch.toFixed(2)} ms + Postgres ${now.pgCpuMsPerSearch.toFixed(2)} ms CPU a search (A/A: ${now.spreadMs.toFixed(2)} ms, ${f1(now.rpsSpread)} req/s)` +
       (before
         ? `; previous ${f1(before.rps)} req/s, Sift ${before.siftCpuMsPerSearch.toFixed(2)} ms + Postgres ${before.pgCpuMsPerSearch.toFixed(2)} ms`
         : '; no previous figure');
     notes.push(
-      `Side by side load (${SIDE_PAIRS} pairs of ${SIDE_DURATION}-s rounds; previous figures: ${previous ? previous.file : 'none in bench/results/*.json'}): ${describe(`WORKERS=${setting} (${count} workers)`, side.clustered, previous?.side.clustered)}; ${describe('1 process', side.oneProcess, previous?.side.oneProcess)}. Postgres: the backends of Sift's own connections.`,
+      `Side by side load (${SIDE_PAIRS} pairs of ${SIDE_DURATION}-s rounds; previous figures: ${previous ? previous.file : 'none in bench/results/*.json'}${previous?.otherMachine ? `, measured on another machine (${previous.otherMachine.cpus} × ${previous.otherMachine.model}): not comparable` : ''}): ${describe(`WORKERS=${setting} (${count} workers)`, side.clustered, previous?.side.clustered)}; ${describe('1 process', side.oneProcess, previous?.side.oneProcess)}. Postgres: the backends of Sift's own connections. The fan-out floor under the same load (one process, Sift's feature modules without gate, limits or database): ${floorCpu.toFixed(2)} ms CPU a search${previous?.side.floorCpuMsPerSearch ? ` (previous ${previous.side.floorCpuMsPerSearch.toFixed(2)} ms)` : ''}; Sift + Postgres at WORKERS=${setting} ${(side.clustered.totalCpuMsPerSearch / floorCpu).toFixed(2)}× it, at one process ${(side.oneProcess.totalCpuMsPerSearch / floorCpu).toFixed(2)}×.`,
     );
     const refused = [...clusterRuns, ...oneRuns].flatMap((l) => Object.entries(l.non2xxByStatus ?? {}));
     if (refused.length > 0) {

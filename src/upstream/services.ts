@@ -4,7 +4,7 @@ import type { SearchCache } from './cache.js';
 import { HealthRecorder, type HealthRecorderOptions } from './health-recorder.js';
 import { createHttpClient, type HttpClient } from './http.js';
 import { type BudgetCrossing, createPacer, type Pacer } from './pacing/pacer.js';
-import { isPaced, pacingPlan, type PacingPlan } from './pacing/plan.js';
+import { pacingPlan, type PacingPlan } from './pacing/plan.js';
 import { createProviderDirectory, PROVIDER_SLUGS, PROVIDERS } from '../providers/registry.js';
 import { createSharedCache, type SharedCache } from './shared-cache.js';
 import { createRunner, type ProviderRunner, type RunnerDeps, type RunnerLog } from './runner.js';
@@ -112,11 +112,9 @@ export function createProviderServices(
           // Page contents share the cache under a name of their own, bounded by their own timeout.
           flightMs: (slug) =>
             (KNOWN_SLUGS.has(slug) ? providers.timeoutMs(slug) : config.CONTENTS_TIMEOUT_SECONDS * 1000) * 1.5 + 1000,
-          // A call saved is a slot or a unit of the upstream's allowance: always worth a lookup.
-          always: (slug) => {
-            const plan = plans.get(slug);
-            return plan !== undefined && (isPaced(plan) || plan.learnable);
-          },
+          // A call saved is a slot or a unit of the upstream's allowance: always worth a lookup
+          // while something limits the provider (a learnable one that says it has room is measured).
+          always: (slug) => pacer.limits(slug),
           clustered: config.WORKERS > 1,
           log: options.log,
         })

@@ -22,8 +22,9 @@ import { PROJECT_ROOT } from '../runtime/project-root.js';
  *   never waits past the flight's expiry nor its request's deadline.
  * - Every statement locks rows in one order (migrations/0015); one that
  *   still loses a deadlock is run again (db/deadlock.ts).
- * - Used only where it pays (shared-policy.ts): always for paced and
- *   budgeted providers, for the others while it saves calls.
+ * - Used only where it pays (shared-policy.ts): always for providers
+ *   something limits (paced, budgeted, or saying so in their answers),
+ *   for the others while it saves calls.
  *
  * Behind the per-process cache (cache.ts), which already makes one call per
  * key per process; this level costs one lookup statement per miss there, and

@@ -4,7 +4,8 @@ import type { ProviderSlug } from '../providers/types.js';
  * Where the shared cache level pays (issue 69): a miss there costs a lookup and a store statement,
  * a hit saves one upstream call.
  *
- * - Providers under pacing, a budget or reported limits always go through it: a call saved there
+ * - Providers under pacing, a budget, or limits their latest answer reported (Pacer.limits) always
+ *   go through it (a learnable provider whose answers say it has room is measured): a call saved there
  *   is a slot and a unit of the upstream's allowance, and its flights keep identical calls on
  *   several processes to one, so the spending stays exact.
  * - Every other provider goes through it while it saves calls: each process measures, per

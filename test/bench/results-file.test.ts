@@ -1,8 +1,8 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { datedName, writeRunFigures } from '../../bench/results-file.js';
+import { datedName, previousSideFigures, writeRunFigures } from '../../bench/results-file.js';
 
 /*
  * bench/results-file.ts: what `npm run bench` leaves in bench/results/. Run on a tiny fake result
@@ -58,5 +58,38 @@ describe('the bench results file', () => {
     const nested = path.join(dir, 'bench', 'results');
     writeRunFigures(nested, figures(true));
     expect(readdirSync(nested)).toContain('2026-12-04-0705.md');
+  });
+});
+
+describe("the side section's previous figures", () => {
+  const side = (ms: number) => {
+    const f = {
+      rps: 500,
+      siftCpuMsPerSearch: ms,
+      pgCpuMsPerSearch: 0.2,
+      totalCpuMsPerSearch: ms + 0.2,
+      spreadMs: 0.1,
+      rpsSpread: 9,
+    };
+    return { workers: 2, setting: 'auto', clustered: f, oneProcess: f };
+  };
+  const write = (file: string, at: string, model: string, ms: number) =>
+    writeFileSync(path.join(dir, file), JSON.stringify({ at, machine: { cpus: 2, model }, side: side(ms) }));
+
+  it("are the newest of this machine's kind, even when another kind ran later", () => {
+    write('a.json', '2026-12-01T00:00:00.000Z', 'Intel Xeon', 1.7);
+    write('b.json', '2026-12-02T00:00:00.000Z', 'Intel Xeon', 1.6);
+    write('c.json', '2026-12-03T00:00:00.000Z', 'AMD EPYC', 1.1);
+    const found = previousSideFigures(dir, { model: 'Intel Xeon', cpus: 2 });
+    expect(found).toMatchObject({ file: 'b.json' });
+    expect(found?.otherMachine).toBeUndefined();
+  });
+
+  it("say so when only another machine's figures exist", () => {
+    write('c.json', '2026-12-03T00:00:00.000Z', 'AMD EPYC', 1.1);
+    expect(previousSideFigures(dir, { model: 'Intel Xeon', cpus: 2 })).toMatchObject({
+      file: 'c.json',
+      otherMachine: { model: 'AMD EPYC', cpus: 2 },
+    });
   });
 });

@@ -323,6 +323,33 @@ describe('a provider that reports its limits', () => {
   });
 });
 
+describe('what the pacer says limits a provider (the shared cache always serves those)', () => {
+  it('a configured rate or budget always; a provider that reports its limits until an answer shows room', async () => {
+    const plain = await startBraveFake();
+    const free = await startBraveFake({ plan: { perSecond: 1, perMonth: 15000 } });
+    const braveCall = (fake: BraveFake): ProviderCall<unknown> => ({
+      provider: 'provider_01',
+      request: { url: `${fake.baseUrl}/web/search?q=room`, headers: { 'X-Subscription-Token': fake.key } },
+      parse: (b) => b,
+    });
+    const roomy = services({ BRAVE_API_KEY: plain.key, BRAVE_BASE_URL: plain.baseUrl });
+    const limited = services({ BRAVE_API_KEY: free.key, BRAVE_BASE_URL: free.baseUrl });
+    const configured = services({ PROVIDER_LIMITS: 'provider_06 rate=5/s' });
+    try {
+      expect(roomy.pacer.limits('provider_01')).toBe(true); // nothing known yet
+      expect(unresponsiveOf(await roomy.runner.gather([braveCall(plain)]))).toEqual([]);
+      expect(roomy.pacer.limits('provider_01')).toBe(false); // its answer reported no limit
+      expect(unresponsiveOf(await limited.runner.gather([braveCall(free)]))).toEqual([]);
+      expect(limited.pacer.limits('provider_01')).toBe(true); // one a second
+      expect(roomy.pacer.limits('provider_06')).toBe(false);
+      expect(configured.pacer.limits('provider_06')).toBe(true);
+    } finally {
+      await Promise.all([roomy.close(), limited.close(), configured.close()]);
+      await Promise.all([plain.close(), free.close()]);
+    }
+  });
+});
+
 describe('budgets on show', () => {
   it('in the status API, on the status page text and in /metrics, the same for every instance', async () => {
     const { buildTestApp } = await import('../helpers/app.js');

@@ -70,6 +70,11 @@ export interface Pacer {
    * with the signal's reason when it aborts the wait (the slot is given back).
    */
   admit(provider: ProviderSlug, maxWaitMs: number, signal?: AbortSignal, user?: number): Promise<CallPermit | null>;
+  /**
+   * Whether the provider's calls are limited as far as this process knows: paced or budgeted by
+   * the configuration, or learnable and not (yet) shown unlimited by its latest answer.
+   */
+  limits(provider: ProviderSlug): boolean;
   /** Settles the reports still being written (tests, shutdown). */
   settled(): Promise<void>;
   /** Settles the reports and stops listening for freed leases. */
@@ -439,6 +444,11 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
   };
   return {
     admit,
+    limits(provider) {
+      const plan = options.plans.get(provider);
+      if (!plan) return false;
+      return isPaced(plan) || (plan.learnable && known.get(provider) !== 'unlimited');
+    },
     settled,
     async close() {
       await settled();
