@@ -947,7 +947,7 @@ ALTER SEQUENCE public.alert_outbox_id_seq OWNED BY public.alert_outbox.id;
 CREATE TABLE public.api_keys (
     id bigint NOT NULL,
     user_id bigint NOT NULL,
-    prefix character(8) NOT NULL,
+    prefix text NOT NULL,
     secret_hash bytea NOT NULL,
     name text DEFAULT 'API key'::text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
