@@ -288,13 +288,19 @@ export function createMetrics(): Metrics & {
     },
     instrumentCache(cache) {
       return {
-        getOrFetch(key, ttlMs, size, fetch) {
+        getOrFetch(key, ttlMs, size, fetch, options) {
           let asked = false;
           // getOrFetch calls fetch synchronously on a miss, and never on a hit or a call in flight.
-          const result = cache.getOrFetch(key, ttlMs, size, () => {
-            asked = true;
-            return fetch();
-          });
+          const result = cache.getOrFetch(
+            key,
+            ttlMs,
+            size,
+            () => {
+              asked = true;
+              return fetch();
+            },
+            options,
+          );
           const provider = providerOfKey(key);
           (asked ? cacheMisses : cacheHits).child(provider).inc();
           return result;

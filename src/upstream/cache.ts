@@ -16,13 +16,27 @@ import { LRUCache } from 'lru-cache';
  * - Concurrent misses for one key share a single upstream call.
  */
 
+/** How one getOrFetch treats its key. */
+export interface LookupOptions {
+  /** Keep the value fetched (default true); false: a value is only found, never stored. */
+  store?: boolean;
+  /** Told at once whether the value comes without a fetch of its own (found, or the key's call in flight). */
+  onLookup?: (saved: boolean) => void;
+}
+
 export interface SearchCache {
   /**
    * The cached value for `key`, or the result of `fetch()` (stored for `ttlMs`
-   * when it resolves; a rejection is passed on and nothing is stored).
-   * `size` estimates a value's memory in bytes.
+   * when it resolves, unless `options.store` is false; a rejection is passed on
+   * and nothing is stored). `size` estimates a value's memory in bytes.
    */
-  getOrFetch<T>(key: string, ttlMs: number, size: (value: T) => number, fetch: () => Promise<T>): Promise<T>;
+  getOrFetch<T>(
+    key: string,
+    ttlMs: number,
+    size: (value: T) => number,
+    fetch: () => Promise<T>,
+    options?: LookupOptions,
+  ): Promise<T>;
   /** Whether `key` holds a live value (tests, diagnostics). */
   has(key: string): boolean;
   /** Forgets `key` (a login token the upstream refused). */
@@ -54,14 +68,23 @@ export function createSearchCache(maxMegabytes: number): SearchCache {
   let generation = 0;
 
   return {
-    getOrFetch<T>(key: string, ttlMs: number, size: (value: T) => number, fetch: () => Promise<T>): Promise<T> {
+    getOrFetch<T>(
+      key: string,
+      ttlMs: number,
+      size: (value: T) => number,
+      fetch: () => Promise<T>,
+      options?: LookupOptions,
+    ): Promise<T> {
       const hit = lru.get(key);
+      const pending = hit ? undefined : inFlight.get(key);
+      options?.onLookup?.(hit !== undefined || pending !== undefined);
       if (hit) return Promise.resolve(hit.value as T);
-      const pending = inFlight.get(key);
       if (pending) return pending as Promise<T>;
+      const store = options?.store !== false;
       const promise = fetch().then(
         (value) => {
           inFlight.delete(key);
+          if (!store) return value;
           const bytes = Math.max(1, Math.ceil(size(value)) + key.length * 2 + 64);
           if (bytes <= maxSize) lru.set(key, { value }, { ttl: ttlMs, size: bytes });
           return value;

@@ -11,6 +11,7 @@ import { unlessSuspended } from './stages/not-suspended.js';
 import { paced } from './stages/paced.js';
 import { recordCalls, type RecordDeps } from './stages/record.js';
 import { acrossProcesses } from './stages/shared.js';
+import { sharingPolicy } from './shared-policy.js';
 import type { ProviderSuspensions } from './suspension.js';
 import {
   type FlowSteps,
@@ -103,7 +104,11 @@ export function refusalErrors(outcomes: readonly Gathered<unknown>[]): Record<st
 
 export function createRunner(deps: RunnerDeps): ProviderRunner {
   const secrets = (deps.secrets ?? []).filter((s) => s.length >= 4);
-  const cached = inProcessCache(deps.cache);
+  // This process keeps answers where keeping pays; always those of providers something limits.
+  const cached = inProcessCache(
+    deps.cache,
+    sharingPolicy((provider) => deps.pacer?.limits(provider) ?? false),
+  );
   const shared = acrossProcesses(deps.shared, deps.cache);
   const notSuspended = unlessSuspended(deps.suspensions);
   const pacedBy = paced(deps.pacer, deps.log);
@@ -119,7 +124,7 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
     const made = isFlow(task)
       ? () => runFlow(task, signal, deadlineAt)
       : () => callAs(task, 'query', signal, deadlineAt);
-    return cached({ key, ttlMs, size: sizeOf(task) }, () =>
+    return cached({ key, ttlMs, size: sizeOf(task), provider }, () =>
       shared(provider, key, ttlMs, { signal, deadlineAt }, () => notSuspended(provider, made)),
     );
   }
@@ -155,7 +160,7 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
         const ttlMs = call.cacheTtlMs ?? 0;
         if (ttlMs <= 0) return made();
         const key = callCacheKey(call, credentialsOf(provider));
-        return cached({ key, ttlMs, size: sizeOf(call) }, () =>
+        return cached({ key, ttlMs, size: sizeOf(call), provider }, () =>
           shared(provider, key, ttlMs, { signal, deadlineAt }, made),
         );
       },

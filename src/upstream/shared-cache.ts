@@ -256,7 +256,7 @@ export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): S
   ): Promise<T> {
     if (!shared) return fetch();
     const hash = createHash('sha256').update(`${valueFormat}\n${key}`, 'utf8').digest();
-    if (!policy.uses(provider, hash)) return fetch();
+    if (!policy.uses(provider, hash[0]!)) return fetch();
     const flight = flightMs(provider);
     const giveUpAt = performance.now() + flight;
     let waited = false;

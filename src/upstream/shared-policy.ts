@@ -1,8 +1,10 @@
 import type { ProviderSlug } from '../providers/types.js';
 
 /*
- * Where the shared cache level pays (issue 69): a miss there costs a lookup and a store statement,
- * a hit saves one upstream call.
+ * Where a cache level pays (issue 69), one rule for both: the shared level, where a miss costs a
+ * lookup and a store statement, and this process's (stages/cached.ts), where a value kept that no
+ * one asks for again costs the garbage collector. A hit saves one upstream call. Below, "it" is the
+ * level; each level has its own measures.
  *
  * - Providers under pacing, a budget, or limits their latest answer reported (Pacer.limits) always
  *   go through it (a learnable provider whose answers say it has room is measured): a call saved there
@@ -18,12 +20,12 @@ import type { ProviderSlug } from '../providers/types.js';
 
 const WINDOW = 200;
 const MIN_SAVED = 0.1;
-/** Keys whose hash's first byte is below 256 / SAMPLE_OF are the sample. */
+/** Keys whose hash's byte (`uses`' sample) is below 256 / SAMPLE_OF are the sample. */
 const SAMPLE_OF = 16;
 
 export interface SharingPolicy {
-  /** Whether the call whose key hashes to `hash` goes through the shared level. */
-  uses(provider: ProviderSlug, hash: Uint8Array): boolean;
+  /** Whether the call whose key's hash begins with the byte `sample` goes through the level. */
+  uses(provider: ProviderSlug, sample: number): boolean;
   /** What the shared level did for a call that went through it: `saved` when it answered it. */
   note(provider: ProviderSlug, saved: boolean): void;
   /** Whether all of the provider's keys go through the shared level now (tests, diagnostics). */
@@ -44,9 +46,9 @@ export function sharingPolicy(always: (provider: ProviderSlug) => boolean): Shar
     return m;
   };
   return {
-    uses(provider, hash) {
+    uses(provider, sample) {
       if (always(provider)) return true;
-      return measureOf(provider).full || hash[0]! < 256 / SAMPLE_OF;
+      return measureOf(provider).full || sample < 256 / SAMPLE_OF;
     },
     note(provider, saved) {
       if (always(provider)) return;
