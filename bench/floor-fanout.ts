@@ -14,13 +14,13 @@
  * Multi-step flows (cards: Wikipedia search then summary, TheTVDB login then
  * search then details, the Wikidata classification) run their steps through
  * the same bare call. Like Sift's runner, the floor keeps answers in Sift's
- * response cache (src/upstream/cache.ts: SEARCH_CACHE_MAX_MB's default,
- * each provider's TTL, the same keys and size estimates): plain calls, flow
- * values and the steps that ask to be cached; flow memos (TheTVDB's login
- * token) in a map. With a distinct query per request nothing is found again
- * but what Sift also finds again (the Wikidata classification of a subject,
- * keyed by its item); what the cache costs is keeping every answer until it
- * is evicted, which the young collections of both sides pay alike. Until
+ * response cache through Sift's cached stage (src/upstream/cache.ts and
+ * stages/cached.ts: SEARCH_CACHE_MAX_MB's default, each provider's TTL, the
+ * same keys and size estimates, the same rule of where keeping pays): plain
+ * calls, flow values and the steps that ask to be cached; flow memos
+ * (TheTVDB's login token) in a map. With a distinct query per request nothing
+ * is found again but what Sift also finds again (the Wikidata classification
+ * of a subject, keyed by its item). Until
  * 2026-11-30 the floor cached flow values only, and that cost counted as
  * Sift's overhead (bench/README.md).
  *
@@ -35,6 +35,8 @@ import zlib from 'node:zlib';
 import { Agent, interceptors, request } from 'undici';
 import { parseConfig } from '../src/config/index.js';
 import { createSearchCache, estimateBytes } from '../src/upstream/cache.js';
+import { inProcessCache } from '../src/upstream/stages/cached.js';
+import { sharingPolicy } from '../src/upstream/shared-policy.js';
 import { createProviderDirectory } from '../src/providers/registry.js';
 import {
   type FlowSteps,
@@ -114,6 +116,11 @@ async function bareCall<T>(c: ProviderCall<T>): Promise<T> {
 
 const memos = new Map<string, { value: unknown; until: number }>();
 const cache = createSearchCache(config.SEARCH_CACHE_MAX_MB);
+// Sift's cached stage, with its rule of where keeping pays (nothing paces the floor's calls).
+const cachedStage = inProcessCache(
+  cache,
+  sharingPolicy(() => false),
+);
 
 /** A task through the cache when its TTL allows, as Sift's runner does (src/upstream/runner.ts). */
 function cached<T>(task: ProviderTask<T>, fetch: () => Promise<T>): Promise<T> {
@@ -125,7 +132,8 @@ function cached<T>(task: ProviderTask<T>, fetch: () => Promise<T>): Promise<T> {
     const { method = 'GET', url, body } = task.request;
     key = body === undefined ? `${task.provider} ${method} ${url}` : `${task.provider} ${method} ${url} ${body}`;
   }
-  return cache.getOrFetch(key, ttl, task.size ? (v: T) => task.size!(v) : estimateBytes, fetch);
+  const size = task.size ? (v: T) => task.size!(v) : estimateBytes;
+  return cachedStage({ key, ttlMs: ttl, size, provider: task.provider }, fetch);
 }
 
 const steps: FlowSteps = {
