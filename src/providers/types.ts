@@ -318,7 +318,6 @@ export interface ProviderDirectory {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    upstream: Upstream;
     providers: ProviderDirectory;
   }
 }
