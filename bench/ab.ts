@@ -1,7 +1,7 @@
 /*
  * A/B helper for one change: two Sifts (A and B) on one database and one set of fakes, measured in
  * alternating rounds under the same load, so that the machine's drift falls on both sides alike;
- * prints each round and the median throughput and CPU per request (user + system, schedstat) of each,
+ * prints each round and the median throughput and CPU per request (user + system, schedstat) of each (its workers' too with A_ENV or B_ENV setting WORKERS),
  * and the CPU per request of every PostgreSQL process (the one database both sides share: a side's
  * statements cost CPU there too, which on a small machine the server and the load generator lack).
  *
@@ -25,7 +25,7 @@ import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPool } from '../src/db/pool.js';
 import { startAllFakes } from '../test/fakes/all.js';
-import { cpuMsOf, postgresCpuMs, serverNodeFlags } from './proc.js';
+import { childPids, cpuMsOf, postgresCpuMs, serverNodeFlags } from './proc.js';
 import { rotatingLoad } from './rotating-load.js';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -44,6 +44,10 @@ interface Side {
   url: string;
   rounds: { rps: number; cpuMsPerRequest: number; pgMsPerRequest: number }[];
 }
+
+/** A side's CPU time, ms: its server's and, with WORKERS > 1 in its environment, every worker's. */
+const sideCpuMs = (side: Side): number =>
+  [side.child.pid!, ...childPids(side.child.pid!)].reduce((n, p) => n + cpuMsOf(p), 0);
 
 async function startSide(name: 'A' | 'B', port: number): Promise<Side> {
   const dist = process.env[`${name}_DIST`] ?? 'dist';
@@ -98,10 +102,10 @@ for (let round = 0; round < rounds; round++) {
     // without this gave B/A 1.09, each round's first side (the one that had just run) ~10% faster.
     if (previous !== side) await load(side.url, warmSeconds);
     previous = side;
-    const cpu0 = cpuMsOf(side.child.pid!);
+    const cpu0 = sideCpuMs(side);
     const pg0 = postgresCpuMs();
     const r = await load(side.url, Number(process.env.D ?? 5));
-    const cpu = cpuMsOf(side.child.pid!) - cpu0;
+    const cpu = sideCpuMs(side) - cpu0;
     const pgMs = postgresCpuMs() - pg0;
     side.rounds.push({
       rps: r.requests.average,
