@@ -318,6 +318,7 @@ export interface ProviderDirectory {
 
 declare module 'fastify' {
   interface FastifyInstance {
+    upstream: Upstream;
     providers: ProviderDirectory;
   }
 }

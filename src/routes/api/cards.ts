@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { searchCards } from '../../search/cards/index.js';
 import { cardsQuerySchema } from '../../search/queries.js';
 import { cardsResponseSchema } from '../../search/response-schemas.js';
-import { searchDeps } from '../feature-deps.js';
 import { registerSearchRoute } from './search-route.js';
 
 /**
@@ -16,7 +15,7 @@ export async function cardsRoute(app: FastifyInstance): Promise<void> {
     schema: cardsQuerySchema,
     units: () => 1,
     count: 'before',
-    handle: (params, request) => searchCards(searchDeps(app, request), params),
+    handle: (params) => searchCards(app, params),
     doc: {
       operationId: 'cards',
       summary: 'Knowledge cards',

@@ -9,7 +9,6 @@ import {
   videosResponseSchema,
 } from '../../search/response-schemas.js';
 import type { OwnErrors } from './openapi.js';
-import { searchDeps } from '../feature-deps.js';
 import { registerSearchRoute } from './search-route.js';
 
 const MEDIA_ERRORS: OwnErrors = {
@@ -27,7 +26,7 @@ export async function mediaRoutes(app: FastifyInstance): Promise<void> {
     path: '/images/',
     schema: imagesQuerySchema,
     units: () => 1,
-    handle: (params, request) => searchImages(searchDeps(app, request), params),
+    handle: (params) => searchImages(app, params),
     doc: {
       operationId: 'imageSearch',
       summary: 'Image search',
@@ -40,7 +39,7 @@ export async function mediaRoutes(app: FastifyInstance): Promise<void> {
     path: '/images/similar/',
     schema: similarImagesQuerySchema,
     units: () => 1,
-    handle: (params, request) => searchSimilarImages(searchDeps(app, request), params),
+    handle: (params) => searchSimilarImages(app, params),
     doc: {
       operationId: 'similarImageSearch',
       summary: 'Images similar to an opened one',
@@ -54,7 +53,7 @@ export async function mediaRoutes(app: FastifyInstance): Promise<void> {
     path: '/news/',
     schema: webQuerySchema,
     units: () => 1,
-    handle: (params, request) => searchNews(searchDeps(app, request), params),
+    handle: (params) => searchNews(app, params),
     doc: {
       operationId: 'newsSearch',
       summary: 'News search',
@@ -67,7 +66,7 @@ export async function mediaRoutes(app: FastifyInstance): Promise<void> {
     path: '/videos/',
     schema: webQuerySchema,
     units: () => 1,
-    handle: (params, request) => searchVideos(searchDeps(app, request), params),
+    handle: (params) => searchVideos(app, params),
     doc: {
       operationId: 'videoSearch',
       summary: 'Video search',

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { noQuerySchema, translateBodyErrors, translateInput, translateSchema } from '../../search/queries.js';
 import { translate, translationLanguages } from '../../search/translate.js';
 import { languagesResponseSchema, translateResponseSchema } from '../../search/response-schemas.js';
-import { searchDeps } from '../feature-deps.js';
 import { registerSearchRoute } from './search-route.js';
 
 /**
@@ -21,7 +20,7 @@ export async function translateRoute(app: FastifyInstance): Promise<void> {
     precheck: (_raw, request) => (request.method === 'POST' ? translateBodyErrors(request.body) : null),
     units: () => 1,
     count: 'before',
-    handle: (params, request) => translate(searchDeps(app, request), params),
+    handle: (params) => translate(app, params),
     doc: {
       operationId: 'translate',
       summary: 'Translate text',
@@ -36,7 +35,7 @@ export async function translateRoute(app: FastifyInstance): Promise<void> {
     schema: noQuerySchema,
     units: () => 1,
     count: 'before',
-    handle: async (_params, request) => ({ status: 200, body: await translationLanguages(searchDeps(app, request)) }),
+    handle: async () => ({ status: 200, body: await translationLanguages(app) }),
     doc: {
       operationId: 'translateLanguages',
       summary: 'Translation languages',

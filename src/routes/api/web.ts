@@ -4,7 +4,6 @@ import { webSearchQuerySchema } from '../../search/queries.js';
 import { webResponseSchema } from '../../search/response-schemas.js';
 import { searchWeb } from '../../search/web.js';
 import { withContents } from '../../search/web-contents.js';
-import { searchDeps } from '../feature-deps.js';
 import { registerSearchRoute } from './search-route.js';
 
 /**
@@ -20,7 +19,7 @@ export async function webRoute(app: FastifyInstance, contents: ContentsService |
     schema: webSearchQuerySchema,
     units: (params) => (params ? params.engine.length + (contents ? params.contents : 0) : 0),
     handle: async (params, request) => {
-      const outcome = await searchWeb(searchDeps(app, request), params);
+      const outcome = await searchWeb(app, params);
       if (outcome.status !== 200 || params.contents === 0 || !contents) return outcome;
       const pages = params.contents;
       const read = await withContents(outcome.body.results, pages, contents);

@@ -6,7 +6,6 @@ import { searchWeb } from '../../search/web.js';
 import { plainText } from '../searxng/results.js';
 import { faviconOf, publishedOf, type Refusal, refusalOf, reserveRest } from './answers.js';
 import { inDomain, type TavilySearch } from './params.js';
-import { searchDeps } from '../feature-deps.js';
 
 /*
  * Tavily's POST /search on Sift's features: topic general (and finance) is the web search of every
@@ -89,7 +88,6 @@ export async function runTavilySearch(
     app.apiGate.giveBack(request, units);
   };
 
-  const deps = searchDeps(app, request);
   const webParams: WebParams = {
     q: params.query,
     engine: [...ENGINE_SLUGS],
@@ -99,18 +97,18 @@ export async function runTavilySearch(
     date: params.date,
   };
   const main = params.news
-    ? searchNews(deps, webParams).then((o) =>
+    ? searchNews(app, webParams).then((o) =>
         o.status === 200
           ? { status: 200 as const, found: o.body.results.map((r): Found => ({ ...r, favicon: '' })) }
           : o,
       )
-    : searchWeb(deps, webParams).then((o) =>
+    : searchWeb(app, webParams).then((o) =>
         o.status === 200
           ? { status: 200 as const, found: o.body.results.map((r): Found => ({ ...r, favicon: r.favicon_url })) }
           : o,
       );
   const imageSearch = params.images
-    ? searchImages(deps, { q: params.query, engine: [...ENGINE_SLUGS], safe: true, lang: '', page: 1 })
+    ? searchImages(app, { q: params.query, engine: [...ENGINE_SLUGS], safe: true, lang: '', page: 1 })
     : null;
   const [outcome, images] = await Promise.all([main, imageSearch]);
   if (outcome.status !== 200) return { ok: false, refusal: refusalOf(outcome) };
