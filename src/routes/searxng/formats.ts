@@ -18,8 +18,6 @@ import type { SearxResponse } from './search.js';
  * Errors (a missing q, a bad parameter) stay JSON in every format, as Sift's errors are.
  */
 
-export type OutputFormat = 'json' | 'csv' | 'rss';
-
 const CSV_COLUMNS = ['title', 'url', 'content', 'host', 'engine', 'score', 'type'] as const;
 
 /** One field as Python's csv.writer (QUOTE_MINIMAL) writes it. */

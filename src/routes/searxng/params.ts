@@ -2,7 +2,6 @@ import type { DateFilter } from '../../contracts/search.js';
 import { ENGINE_SLUGS, type EngineSlug, PAGE_MAX, qSchema } from '../../search/queries.js';
 import { flattenQuery, parseInteger } from '../../search/query-string.js';
 import { type Category, CATEGORIES, engineByBang, engineNamed, isCategory } from '../../search/engines.js';
-import type { OutputFormat } from './formats.js';
 
 /*
  * SearXNG's search parameters (its docs: "Search API"), read from the query string and from a
@@ -74,6 +73,9 @@ export function rawFields(query: unknown, body: unknown): RawFields {
   }
   return fields;
 }
+
+/** The answer formats SearXNG writes (`format`). */
+export type OutputFormat = 'json' | 'csv' | 'rss';
 
 const FORMATS: ReadonlySet<string> = new Set<OutputFormat>(['json', 'csv', 'rss']);
 
