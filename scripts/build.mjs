@@ -20,7 +20,9 @@
 // binary packages (argon2, the embedded PostgreSQL binaries), pino (its
 // transports start worker threads from files of its own; so does piscina, the
 // page extraction's pool), and what only some
-// servers load (prom-client, the MCP SDK, pino-pretty). Modules that src/
+// servers load (prom-client, the MCP SDK, pino-pretty), and cookie: @fastify/cookie
+// loads it with import(), and a bundled CommonJS module imported that way would
+// keep only its default export (the version pinned for Node 20 is CommonJS). Modules that src/
 // requires through createRequire (sanitize-html, qrcode) are loaded that way
 // too.
 import { spawnSync } from 'node:child_process';
@@ -39,6 +41,7 @@ export const BUNDLE_EXTERNAL = [
   'pino',
   'pino-pretty',
   'piscina',
+  'cookie',
   'pg-native',
   'prom-client',
   '@modelcontextprotocol/*',

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import semver from 'semver';
 import { describe, expect, it } from 'vitest';
@@ -7,16 +8,10 @@ import { PROJECT_ROOT } from '../../src/runtime/project-root.js';
 /*
  * `engines` in package.json promises the Node versions Sift runs on: every package installed for
  * production (package-lock.json, dev dependencies left out) must allow the oldest of them, or
- * `npm ci` on that Node prints EBADENGINE and the package may not work there. The one known
- * exception is listed with its reason (docs/operations.md, Requirements).
+ * `npm ci` on that Node prints EBADENGINE and the package may not work there. Where a package
+ * asks for a dependency that excludes it, package.json overrides it with a version that keeps the
+ * same API (docs/operations.md, Requirements).
  */
-
-/** Transitive packages that declare a newer Node but run on the oldest allowed (the suite runs there). */
-const KNOWN: Record<string, string> = {
-  // Fastify's light-my-request and @fastify/cookie require cookie 2: an ES module that Node 20.19
-  // loads through require().
-  'node_modules/cookie': '>=22',
-};
 
 interface Lock {
   packages: Record<string, { version?: string; dev?: boolean; engines?: { node?: string } | string[] }>;
@@ -34,10 +29,25 @@ describe('engines', () => {
     for (const [where, entry] of Object.entries(lock.packages)) {
       if (where === '' || entry.dev) continue;
       const node = Array.isArray(entry.engines) ? undefined : entry.engines?.node;
-      if (node && !semver.satisfies(oldest, node) && KNOWN[where] !== node) {
+      if (node && !semver.satisfies(oldest, node)) {
         refusing.push(`${where}@${entry.version}: ${node}`);
       }
     }
     expect(refusing).toEqual([]);
+  });
+
+  it.each([
+    ['@fastify/cookie', ['@fastify/cookie']],
+    ['light-my-request', ['fastify', 'light-my-request']],
+  ])('gives %s a cookie module with the functions it calls', (_name, chain) => {
+    // Both declare cookie ^2 (Node 22); the override gives them cookie 1.1, whose API is the same.
+    let from = createRequire(path.join(PROJECT_ROOT, 'package.json'));
+    for (const hop of chain) from = createRequire(from.resolve(hop));
+    const cookie = from('cookie') as {
+      stringifySetCookie: (c: { name: string; value: string; httpOnly?: boolean }) => string;
+      parseCookie: (header: string) => Record<string, string | undefined>;
+    };
+    expect(cookie.stringifySetCookie({ name: 'sid', value: 'a b', httpOnly: true })).toBe('sid=a%20b; HttpOnly');
+    expect({ ...cookie.parseCookie('sid=a%20b; theme=dark') }).toEqual({ sid: 'a b', theme: 'dark' });
   });
 });
