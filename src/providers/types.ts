@@ -36,7 +36,10 @@ export type MonitorKind = 'query' | 'probe';
 /** How a failure is classified (also the `reason` values seen by API clients, see FailureReason). */
 export type FailureKind =
   | 'timeout'
+  /** No connection was made: the host name did not resolve, or the host refused or could not be reached. */
   | 'connect'
+  /** The connection broke during the exchange: reset, or closed before a complete answer. */
+  | 'network'
   | 'http_status'
   | 'rate_limited'
   | 'bad_response'
@@ -158,10 +161,31 @@ export interface GatherOptions {
   deadlineMs?: number;
 }
 
-/** `unresponsive[]` entry of search responses. */
+/** `unresponsive[]` entry of search responses, as JSON writes it (docs/api.md). */
 export interface Unresponsive {
   engine: ProviderSlug;
   reason: FailureReason;
+}
+
+/**
+ * An `unresponsive[]` entry made from a failure (UpstreamError.unresponsive()). Its kind is kept in
+ * a private field: readable where a door words failures finer than `reason` (SearXNG tells a broken
+ * connection from one never made), and never part of the JSON.
+ */
+export class FailedProvider implements Unresponsive {
+  readonly #kind: FailureKind;
+  constructor(
+    readonly engine: ProviderSlug,
+    readonly reason: FailureReason,
+    kind: FailureKind,
+  ) {
+    this.#kind = kind;
+  }
+
+  /** The kind of failure behind an entry, when it was made from one. */
+  static kindOf(entry: Unresponsive): FailureKind | undefined {
+    return entry instanceof FailedProvider ? entry.#kind : undefined;
+  }
 }
 
 export class UpstreamError extends Error {
@@ -191,9 +215,14 @@ export class UpstreamError extends Error {
     if (this.kind === 'budget_exhausted') return 'budget_exhausted';
     // A network failure (no DNS answer, refused, reset) is this call's failure; `unavailable` is
     // kept for a provider skipped while suspended (or not configured), which it does not say.
-    if (this.kind === 'connect') return 'unreachable';
+    if (this.kind === 'connect' || this.kind === 'network') return 'unreachable';
     if (this.kind === 'not_configured' || this.kind === 'suspended') return 'unavailable';
     return 'error';
+  }
+
+  /** This failure as an entry of a response's `unresponsive` list. */
+  unresponsive(): Unresponsive {
+    return new FailedProvider(this.provider, this.reason, this.kind);
   }
 }
 

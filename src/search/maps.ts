@@ -73,7 +73,7 @@ export async function searchMaps(deps: MapsDeps, params: MapsParams): Promise<Se
       const seconds = Math.max(1, Math.ceil((err.retryAfterMs ?? 1000) / 1000));
       return { status: 503, body: { detail: busyDetail(seconds) }, headers: { 'Retry-After': String(seconds) } };
     }
-    if (err instanceof UpstreamError) return allFailed([{ engine: NOMINATIM, reason: err.reason }]);
+    if (err instanceof UpstreamError) return allFailed([err.unresponsive()]);
     throw err;
   }
 }

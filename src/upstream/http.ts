@@ -358,7 +358,7 @@ function classify(err: unknown, clean: (text: string) => string): HttpFailure {
     case 'EPIPE':
     case 'UND_ERR_SOCKET':
     case 'UND_ERR_CLOSED':
-      return new HttpFailure('connect', 'connection closed by upstream before a complete answer');
+      return new HttpFailure('network', 'connection closed by upstream before a complete answer');
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return new HttpFailure('connect', 'upstream host name did not resolve');

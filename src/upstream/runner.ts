@@ -85,7 +85,7 @@ const isFlow = <T>(task: ProviderTask<T>): task is ProviderFlow<T> => 'run' in t
 export function unresponsiveOf(outcomes: readonly Gathered<unknown>[]): Unresponsive[] {
   const out: Unresponsive[] = [];
   for (const o of outcomes) {
-    if (!o.ok && !o.error.callerRefused) out.push({ engine: o.provider, reason: o.error.reason });
+    if (!o.ok && !o.error.callerRefused) out.push(o.error.unresponsive());
   }
   return out;
 }

@@ -84,6 +84,7 @@ export function countsTowardSuspension(error: UpstreamError): boolean {
   switch (error.kind) {
     case 'timeout':
     case 'connect':
+    case 'network':
     case 'rate_limited':
     case 'bad_response':
     case 'too_large':

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type AllFakes, startAllFakes } from '../fakes/all.js';
 import { buildTestApp, type TestApp, UNTHROTTLED, searchesCounted } from '../helpers/app.js';
@@ -202,11 +204,46 @@ describe('GET /search?format=json: the response', () => {
     expect(res.body.corrections).toEqual(['hello world']);
   });
 
-  it('words a network failure as SearXNG does (HTTP connection error), never as a suspension', async () => {
+  it('words a broken connection as SearXNG does (network error), never as a suspension', async () => {
     fakes.web.staan.setMode({ kind: 'reset' });
     const res = await search({ q: uniq('offline'), format: 'json' });
     expect(res.status).toBe(200);
-    expect(res.body.unresponsive_engines).toEqual([['staan', 'HTTP connection error']]);
+    expect(res.body.unresponsive_engines).toEqual([['staan', 'network error']]);
+  });
+
+  it('words a connection never made as SearXNG does (HTTP connection error), and REST says unreachable for both', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const other = await buildTestApp(db, {
+      ...fakes.env,
+      ...UNTHROTTLED,
+      PROVIDER_SUSPEND_AFTER_FAILURES: '0',
+      MOJEEK_BASE_URL: `http://127.0.0.1:${port}`,
+    });
+    try {
+      fakes.web.staan.setMode({ kind: 'reset' });
+      const q = uniq('refused');
+      const res = await other.app.inject({
+        url: `/search?${new URLSearchParams({ q, format: 'json' })}`,
+        headers: { 'x-api-key': key },
+      });
+      expect(res.json().unresponsive_engines).toEqual([
+        ['mojeek', 'HTTP connection error'],
+        ['staan', 'network error'],
+      ]);
+      const rest = await other.app.inject({
+        url: `/api/v1/web/?${new URLSearchParams({ q: uniq('refused') })}`,
+        headers: { 'x-api-key': key },
+      });
+      expect(JSON.parse(rest.body).unresponsive).toEqual([
+        { engine: 'provider_02', reason: 'unreachable' },
+        { engine: 'provider_04', reason: 'unreachable' },
+      ]);
+    } finally {
+      await other.close();
+    }
   });
 
   it('lists a failed engine in unresponsive_engines as an [engine, reason] pair, sorted by engine', async () => {

@@ -57,10 +57,11 @@ describe('upstream HTTP layer against a fake server', () => {
     expect(err.message).toBe('no complete answer within 300 ms');
   });
 
-  it('classifies a reset connection as a connect failure', async () => {
+  it('classifies a connection closed before the answer as a network failure, not a failed connect', async () => {
     fake.setMode({ kind: 'reset' });
     const err = await failure(http.request({ url: `${fake.url}/search`, timeoutMs: 2000 }));
-    expect(err.kind).toBe('connect');
+    expect(err.kind).toBe('network');
+    expect(err.message).toBe('connection closed by upstream before a complete answer');
   });
 
   it('classifies a refused connection as a connect failure', async () => {

@@ -91,7 +91,7 @@ describe('app.upstream.call', () => {
   const faults = [
     { name: 'a hung upstream', mode: { kind: 'hang' as const }, kind: 'timeout', reason: 'timeout' },
     { name: 'a body that stalls', mode: { kind: 'stall' as const }, kind: 'timeout', reason: 'timeout' },
-    { name: 'a reset connection', mode: { kind: 'reset' as const }, kind: 'connect', reason: 'unreachable' },
+    { name: 'a reset connection', mode: { kind: 'reset' as const }, kind: 'network', reason: 'unreachable' },
     { name: 'HTTP 500', mode: { kind: 'status' as const, status: 500 }, kind: 'http_status', reason: 'error' },
     {
       name: 'HTTP 429',

@@ -4,7 +4,7 @@ import type { ImageResult, NewsResult, VideoResult } from '../../contracts/searc
 import type { Place } from '../../contracts/place.js';
 import type { RankedResult } from '../../search/merge.js';
 import { RRF_K } from '../../search/merge.js';
-import type { FailureReason, Unresponsive } from '../../providers/types.js';
+import { type FailureReason, FailedProvider, type Unresponsive } from '../../providers/types.js';
 import { engineName } from '../../search/engines.js';
 
 /*
@@ -290,6 +290,7 @@ export function infoboxesOf(cards: CardsResponse): Json[] {
 const REASONS: Readonly<Record<FailureReason, string>> = {
   timeout: 'timeout',
   error: 'HTTP error',
+  // No connection made (httpx's ConnectError); a broken one reads BROKEN_CONNECTION (below).
   unreachable: 'HTTP connection error',
   rate_limited: 'too many requests',
   unavailable: 'Suspended: too many failures',
@@ -297,12 +298,16 @@ const REASONS: Readonly<Record<FailureReason, string>> = {
   budget_exhausted: 'budget_exhausted',
 };
 
+/** A connection that broke mid-exchange: SearXNG's text for httpx's ReadError and WriteError. */
+const BROKEN_CONNECTION = 'network error';
+
 /** `[engine, reason]` pairs, one per engine, sorted by engine name as SearXNG sorts them. */
 export function unresponsiveEngines(unresponsive: readonly Unresponsive[]): [string, string][] {
   const byName = new Map<string, string>();
   for (const u of unresponsive) {
     const name = engineName(u.engine);
-    if (!byName.has(name)) byName.set(name, REASONS[u.reason]);
+    if (!byName.has(name))
+      byName.set(name, FailedProvider.kindOf(u) === 'network' ? BROKEN_CONNECTION : REASONS[u.reason]);
   }
   return [...byName.entries()].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
 }

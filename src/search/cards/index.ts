@@ -86,7 +86,7 @@ class Waited {
     // A refusal of the caller's own value is an answer ("nothing for that"), not a failure.
     else if (outcome.error.callerRefused) this.answered = true;
     else if (!this.failed.has(outcome.provider)) {
-      this.failed.set(outcome.provider, { engine: outcome.provider, reason: outcome.error.reason });
+      this.failed.set(outcome.provider, outcome.error.unresponsive());
     }
   }
 
