@@ -451,23 +451,28 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
 
   // The plan's per-second window, sliding (the strictest reading), and its month's count.
   const plan = options.plan;
-  const accepted: number[] = [];
+  let accepted: number[] = [];
   let monthUsed = 0;
   let overLimit = 0;
   const planned =
     (handler: (req: FakeRequest) => FakeReply) =>
     (req: FakeRequest): FakeReply => {
       if (!plan) return handler(req);
-      const now = performance.now();
-      while (accepted.length > 0 && accepted[0]! <= now - 1000) accepted.shift();
-      const resetSeconds = accepted.length > 0 ? Math.max(1, Math.ceil((accepted[0]! + 1000 - now) / 1000)) : 1;
+      // Judged on arrival, as Brave's servers judge it: not after this fake's latency timer, which a
+      // busy test process fires late by a varying amount, so requests may reach this handler out of
+      // their arrival order. The window holds the calls that arrived in the second before this one.
+      const now = req.at;
+      accepted = accepted.filter((t) => t > now - 2000);
+      const inWindow = accepted.filter((t) => t > now - 1000 && t <= now);
+      const resetSeconds =
+        inWindow.length > 0 ? Math.max(1, Math.ceil((Math.min(...inWindow) + 1000 - now) / 1000)) : 1;
       const headers = (remaining: number) => ({
         'X-RateLimit-Limit': `${plan.perSecond}, ${plan.perMonth}`,
         'X-RateLimit-Policy': `${plan.perSecond};w=1, ${plan.perMonth};w=2592000`,
         'X-RateLimit-Remaining': `${remaining}, ${Math.max(0, plan.perMonth - monthUsed)}`,
         'X-RateLimit-Reset': `${resetSeconds}, 1419704`,
       });
-      if (accepted.length >= plan.perSecond) {
+      if (inWindow.length >= plan.perSecond) {
         overLimit++;
         return {
           ...braveError(429, 'RATE_LIMITED', 'Request rate limit exceeded for plan.', { component: 'rate_limiter' }),
@@ -475,11 +480,15 @@ export async function startBraveFake(options: BraveFakeOptions = {}): Promise<Br
         };
       }
       const reply = handler(req);
-      if ((reply.status ?? 200) === 200) {
+      const counted = (reply.status ?? 200) === 200;
+      if (counted) {
         accepted.push(now);
         monthUsed++;
       }
-      return { ...reply, headers: { ...reply.headers, ...headers(plan.perSecond - accepted.length) } };
+      return {
+        ...reply,
+        headers: { ...reply.headers, ...headers(plan.perSecond - inWindow.length - (counted ? 1 : 0)) },
+      };
     };
 
   const fake = await startFakeServer(
