@@ -28,6 +28,10 @@ import net from 'node:net';
  *              `after`, traffic passes until an app chunk matches; that chunk
  *              is delivered to PostgreSQL (`deliver`, its answer is lost) or
  *              swallowed, and the partition begins there.
+ *
+ * `setDelay(ms)` holds each chunk the app sends for `ms` before it reaches
+ * PostgreSQL (a slow way there: a process whose statements lag), in any mode
+ * that forwards; chunks of one connection keep their order.
  */
 
 export type DbProxyMode = 'pass' | 'refuse' | 'reset' | 'blackhole';
@@ -64,6 +68,8 @@ export interface DbProxy {
   /** Connections currently open on the app's side. */
   openConnections(): number;
   setMode(mode: DbProxyMode, options?: DbProxyModeOptions): Promise<void>;
+  /** Holds what the app sends for `ms` before forwarding it (0: at once). */
+  setDelay(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -73,6 +79,8 @@ interface Pair {
   /** Lived through a black hole: data was lost, it must never carry traffic again. */
   broken: boolean;
   cut: boolean;
+  /** Chunks held by the delay, in the order the app sent them. */
+  held: { due: number; chunk: Buffer }[];
 }
 
 /** The printable part of a protocol chunk (query text, names), for assertions and messages. */
@@ -98,6 +106,7 @@ export async function startDbProxy(targetUrl: string): Promise<DbProxy> {
   const partitioned = () => mode === 'blackhole' && !armed;
   let server: net.Server | null = null;
   let port = 0;
+  let delayMs = 0;
 
   function destroyPair(pair: Pair, reset: boolean) {
     pairs.delete(pair);
@@ -140,7 +149,27 @@ export async function startDbProxy(targetUrl: string): Promise<DbProxy> {
       });
       return;
     }
-    pair.db.write(chunk);
+    forward(pair, pair.db, chunk);
+  }
+
+  /** Writes an app chunk to PostgreSQL after the delay, in order behind the connection's held chunks. */
+  function forward(pair: Pair, db: net.Socket, chunk: Buffer) {
+    if (delayMs <= 0 && pair.held.length === 0) {
+      db.write(chunk);
+      return;
+    }
+    pair.held.push({ due: performance.now() + delayMs, chunk });
+    if (pair.held.length === 1) release(pair, db);
+  }
+
+  /** Forwards the held chunks that are due, oldest first, and waits for the next one. */
+  function release(pair: Pair, db: net.Socket) {
+    const now = performance.now();
+    while (pair.held.length > 0 && pair.held[0]!.due <= now) {
+      const { chunk } = pair.held.shift()!;
+      if (!pair.cut && !pair.broken && !db.destroyed) db.write(chunk);
+    }
+    if (pair.held.length > 0) setTimeout(() => release(pair, db), Math.max(1, pair.held[0]!.due - now));
   }
 
   function onDbData(pair: Pair, chunk: Buffer) {
@@ -160,7 +189,7 @@ export async function startDbProxy(targetUrl: string): Promise<DbProxy> {
   function onConnection(app: net.Socket) {
     stats.accepted++;
     app.on('error', () => {});
-    const pair: Pair = { app, db: null, broken: partitioned(), cut: false };
+    const pair: Pair = { app, db: null, broken: partitioned(), cut: false, held: [] };
     pairs.add(pair);
     if (!pair.broken) {
       const db = net.connect({ host: targetHost, port: targetPort });
@@ -236,6 +265,9 @@ export async function startDbProxy(targetUrl: string): Promise<DbProxy> {
       } else if (!server) {
         await openListener();
       }
+    },
+    setDelay(ms) {
+      delayMs = ms;
     },
     async close() {
       mode = 'refuse';

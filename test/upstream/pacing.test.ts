@@ -12,6 +12,8 @@ import type { ProviderCall } from '../../src/providers/types.js';
 import { type BraveFake, startBraveFake } from '../fakes/brave.js';
 import { type FakeServer, startFakeServer } from '../fakes/fake-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { startDbProxy } from '../helpers/db-proxy.js';
+import { createPool } from '../../src/db/pool.js';
 
 /*
  * Pacing and budgets (src/upstream/pacing/): slots taken from the database by
@@ -319,6 +321,36 @@ describe('a provider that reports its limits', () => {
       expect(stored[0]).toMatchObject({ paced: true, period_limit: '15000' });
     } finally {
       await s.close();
+    }
+  });
+
+  it('stores the first answer that shows the plan before the answer returns, so no process calls unpaced after it', async () => {
+    // Off Brave's host nothing paces Brave until an answer tells its plan. This process's
+    // statements take 300 ms to reach the database: had its first answer's report been written
+    // behind the answer, the other process's call would leave at once, inside Brave's second.
+    const plan = await startBraveFake({ plan: { perSecond: 1, perMonth: 15000 } });
+    const proxy = await startDbProxy(db.url);
+    const slowPool = createPool(proxy.url, { max: 4 });
+    const env = { BRAVE_API_KEY: plan.key, BRAVE_BASE_URL: plan.baseUrl, LOG_LEVEL: 'silent', DATABASE_URL: db.url };
+    const slow = createProviderServices(parseConfig(env), slowPool);
+    const other = services({ BRAVE_API_KEY: plan.key, BRAVE_BASE_URL: plan.baseUrl });
+    const braveCall = (q: string): ProviderCall<unknown> => ({
+      provider: 'provider_01',
+      request: { url: `${plan.baseUrl}/web/search?q=${q}`, headers: { 'X-Subscription-Token': plan.key } },
+      parse: (b) => b,
+    });
+    try {
+      proxy.setDelay(300);
+      expect(unresponsiveOf(await slow.runner.gather([braveCall('first')]))).toEqual([]);
+      const next = await other.runner.gather([braveCall('next')], { deadlineMs: 3000 });
+      expect(plan.overLimit).toBe(0);
+      // It waited for Brave's next second (or sat out when none came in time), never a 429.
+      expect(unresponsiveOf(next).every((u) => u.reason === 'rate_limited')).toBe(true);
+    } finally {
+      await Promise.all([slow.close(), other.close()]);
+      await slowPool.end();
+      await proxy.close();
+      await plan.close();
     }
   });
 });

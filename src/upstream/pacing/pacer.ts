@@ -27,13 +27,27 @@ import { isPaced, type PacingPlan, spacingMs } from './plan.js';
 
 /** A slot taken: give it back with what the answer said, or, for a call never made, abandon it. */
 export interface CallPermit {
-  /** Settles once what the answer reported is stored (at once when nothing is to be stored). */
-  release(outcome: CallOutcome): Promise<void>;
+  /** Gives the slot back with what the answer reported (see Release). */
+  release(outcome: CallOutcome): Release;
   /** The call was not made (its request gave up): its lease, budget unit and rate slot go back at once. */
   abandon(): Promise<void>;
   /** How long the caller still waits for the slot (this pacer waits for it in `admit`: absent). */
   waitMs?: number;
 }
+
+/** A released permit: the report being stored, and whether the caller's answer must wait for it. */
+export interface Release {
+  /** Settles once what the answer reported is stored (at once when nothing is to be stored). */
+  written: Promise<void>;
+  /**
+   * The answer is the first this process learns that the provider is limited: the caller's answer
+   * waits for the report, so that no call made after it (by any process) leaves unpaced, as one
+   * would before the upstream's limits are stored (off its own host nothing paces it until then).
+   */
+  news: boolean;
+}
+
+const NOTHING: Release = { written: Promise.resolve(), news: false };
 
 /**
  * How a paced call ended: a 2xx answer's rate-limit headers ({} when it sent none), what the
@@ -358,7 +372,7 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
         return ticket ? abandonTicket(provider, plan, ticket, user) : Promise.resolve();
       },
       release(outcome) {
-        if (done) return Promise.resolve();
+        if (done) return NOTHING;
         done = true;
         const report = options.reports.get(provider);
         const answered = outcome !== undefined;
@@ -383,9 +397,9 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
         const reported = plan.learnable && answered && (now === 'limited' || before !== 'unlimited');
         if (plan.learnable && answered) known.set(provider, now);
         if (lease !== null) signals.freed(provider);
-        if (lease === null && !reported) return Promise.resolve();
-        if (!viaDb && !reported) return Promise.resolve();
-        return reportBehind(
+        if (lease === null && !reported) return NOTHING;
+        if (!viaDb && !reported) return NOTHING;
+        const written = reportBehind(
           provider,
           pool.query('SELECT report_provider_call($1, $2, $3, $4, $5, $6, $7, $8)', [
             provider,
@@ -398,6 +412,7 @@ export function createPacer(pool: pg.Pool, options: PacerOptions): Pacer {
             stored.periodResetMs,
           ]),
         );
+        return { written, news: reported && now === 'limited' && before !== 'limited' };
       },
     };
   }

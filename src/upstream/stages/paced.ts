@@ -12,8 +12,10 @@ import { type ProviderSlug, UpstreamError } from '../../providers/types.js';
  * - A wait cut short by the request's deadline or abort gives its slot back at once
  *   (`permit.abandon`: the lease and the budget unit), and the call is not made.
  * - After the call the permit is released with what the answer reported, write-behind: the
- *   caller's answer never waits for it, and the pacer holds this process's next call of the
- *   provider until it is stored, so that call is paced by it.
+ *   caller's answer does not wait for it, and the pacer holds this process's next call of the
+ *   provider until it is stored, so that call is paced by it. Only the answer that first tells this
+ *   process the provider is limited waits for its report (`Release.news`): no later call, in any
+ *   process, then leaves before the database knows the upstream's pace.
  */
 
 /** A call's outcome as the paced stage sees it: `report` is told an answer's rate-limit headers as soon as it has them. */
@@ -57,7 +59,8 @@ export function paced(pacer: Pacer | undefined, log?: PacedLog): PacedStage {
         outcome = o;
       });
     } finally {
-      void permit.release(outcome);
+      const release = permit.release(outcome);
+      if (release.news) await release.written;
     }
   };
 }
