@@ -15,7 +15,7 @@ import type { AdmissionSettings, Decided, RateDecision } from '../limits/admissi
 import { rateLimitHeader, rateLimitPolicy, retryAfterSeconds, throttledDetail } from '../limits/headers.js';
 import { createUsageLedger, PRUNE_INTERVAL_MS, type UsageTicket } from '../limits/ledger.js';
 import { monthStart, nextMonthStart } from '../limits/month.js';
-import { type CallerContext, runForCaller } from '../upstream/caller.js';
+import type { CallerContext } from '../upstream/caller.js';
 
 /*
  * The gate every API request passes: REST under /api/v1/, MCP, and every other API a client may
@@ -30,13 +30,12 @@ import { type CallerContext, runForCaller } from '../upstream/caller.js';
  *    the request's searches in the usage ledger; a key not cached is looked up by the same
  *    statement (limits/ledger.ts, limits/admission.ts). Refused: 429 with Retry-After; database
  *    unreachable: 503.
- * 4. Run: the route's handler, with `request.apiCall`.
+ * 4. Run: the route's handler, with `request.apiCall`; the features it runs make their upstream
+ *    calls for the request's caller (`upstreamFor`, routes/feature-deps.ts).
  * 5. Count: the answer tells the ledger how many of the reserved searches count: none for an
  *    error, fewer than reserved when the route kept less (`chargeOnly`, `giveBack`); the others
  *    are given back (limits/ledger.ts), but on a 400 the upstream calls that refused the caller's own value (the
- *    upstream counted them). The key's last use is written behind (auth/last-used.ts). The
- *    handler runs for its caller (upstream/caller.ts): the pacer applies the user's share of each
- *    provider's budget to the calls it makes.
+ *    upstream counted them). The key's last use is written behind (auth/last-used.ts).
  *
  * Parameter validation comes after admission, so a 401 or a 429 never becomes a 400.
  */
@@ -401,12 +400,6 @@ export function createApiGate(app: FastifyInstance, { authenticator, clock }: Ap
         // had then (onResponse does not run for it).
         if (!refused) reply.raw.once('close', () => answered(request, reply.statusCode));
         return refused;
-      });
-      // The handler runs for its caller: the upstream calls it makes know whom they are for.
-      scope.addHook('preHandler', (request, _reply, done) => {
-        const call = request.apiCall;
-        if (call?.outcome === 'admitted') runForCaller(call.caller, done);
-        else done();
       });
       if (options.limited) {
         scope.addHook('onSend', (request, reply, payload, done) => {

@@ -347,7 +347,6 @@ export interface ProviderDirectory {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    upstream: Upstream;
     providers: ProviderDirectory;
   }
 }

@@ -1,27 +1,16 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-
 /*
- * Who an upstream call is made for: the API gate runs an admitted request's
- * handler inside its caller's context (gate/api-gate.ts), so the runner can
- * hand the user to the pacer (their share of a budget) however deep in a
- * feature the call is made, without every feature passing it along. A call
- * made outside any request (a probe, the CLI, a test) has no caller.
+ * Who an upstream call is made for. The API gate makes one for each admitted request
+ * (gate/api-gate.ts); the routes hand the features an upstream bound to it (`app.upstream.for`,
+ * routes/feature-deps.ts), so the runner can give the user to the pacer (their share of a budget)
+ * and count the calls an upstream refused for the caller's own value. A call made outside any
+ * request (a probe, the CLI, a test) has no caller.
+ *
+ * Passed along, not kept in an AsyncLocalStorage: on Node 20 a store in use makes every promise of
+ * the process run a hook, which cost some 6 % of a web search's CPU.
  */
 
 export interface CallerContext {
   readonly userId: number;
   /** Upstream answers that refused the caller's own value: calls the upstream counted, paid for by the caller. */
   refusedCalls: number;
-}
-
-const storage = new AsyncLocalStorage<CallerContext>();
-
-/** Runs `fn` (and everything it starts) on behalf of `caller`. */
-export function runForCaller<T>(caller: CallerContext, fn: () => T): T {
-  return storage.run(caller, fn);
-}
-
-/** The caller of the code running now, if it runs for one. */
-export function currentCaller(): CallerContext | undefined {
-  return storage.getStore();
 }

@@ -9,7 +9,8 @@ import { type StatusReader, createStatusReader } from './health-store.js';
 import { type ProbeScheduler, runProbes, startProbeScheduler } from './probes.js';
 import { createProviderServices } from './services.js';
 import type { ProviderSuspensions, SuspensionNote } from './suspension.js';
-import type { ProviderSlug } from '../providers/types.js';
+import type { ProviderSlug, Upstream } from '../providers/types.js';
+import type { CallerContext } from './caller.js';
 
 /*
  * Decorates the app with the upstream machinery: app.providers (what is
@@ -36,6 +37,8 @@ export interface HealthServices {
 
 declare module 'fastify' {
   interface FastifyInstance {
+    /** The runner every search uses; `for(caller)` the same, making its calls for an admitted request's caller. */
+    upstream: Upstream & { for(caller: CallerContext): Upstream };
     health: HealthServices;
     /** The response cache level every worker and instance shares (null: this process keeps to its own). */
     sharedCache: SharedCache | null;
@@ -102,7 +105,7 @@ async function providersPlugin(app: FastifyInstance, options: ProvidersPluginOpt
 
   app.decorate('providers', providers);
   app.decorate('sharedCache', services.shared ?? null);
-  app.decorate('upstream', { call: runner.call, gather: runner.gather });
+  app.decorate('upstream', { call: runner.call, gather: runner.gather, for: runner.for });
   app.decorate('health', {
     recorder,
     reader,

@@ -10,6 +10,7 @@ import { fetchParsed } from './stages/fetch.js';
 import { unlessSuspended } from './stages/not-suspended.js';
 import { paced } from './stages/paced.js';
 import { recordCalls, type RecordDeps } from './stages/record.js';
+import type { CallerContext } from './caller.js';
 import { acrossProcesses } from './stages/shared.js';
 import { sharingPolicy } from './shared-policy.js';
 import type { ProviderSuspensions } from './suspension.js';
@@ -74,6 +75,15 @@ export interface RunnerDeps {
 export interface ProviderRunner extends Upstream {
   /** One call, uncached, recorded with this source (probes use 'probe'). */
   callAs<T>(call: ProviderCall<T>, source: ObservationSource, signal?: AbortSignal, deadlineAt?: number): Promise<T>;
+  /** The same runner making every call for `caller` (their share of budgets, the calls refused for them). */
+  for(caller: CallerContext): Upstream;
+}
+
+/** What one task's run knows besides the task: the request's cancellation and deadline, and whom it is for. */
+interface RunContext {
+  signal?: AbortSignal;
+  deadlineAt?: number;
+  caller?: CallerContext;
 }
 
 const isFlow = <T>(task: ProviderTask<T>): task is ProviderFlow<T> => 'run' in task;
@@ -116,47 +126,49 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
   const credentials = new Map<ProviderSlug, ReadonlySet<string>>();
 
   /** The whole path of one task: the stages in order. */
-  function run<T>(task: ProviderTask<T>, signal?: AbortSignal, deadlineAt?: number): Promise<T> {
+  function run<T>(task: ProviderTask<T>, context: RunContext = {}): Promise<T> {
     if (!allowed(task)) return Promise.reject(notConfigured(task.provider));
     const { provider } = task;
+    const { signal, deadlineAt } = context;
     const key = isFlow(task) ? flowCacheKey(provider, task.key) : callCacheKey(task, credentialsOf(provider));
     const ttlMs = task.cacheTtlMs ?? deps.providers.cacheTtlMs(provider);
-    const made = isFlow(task)
-      ? () => runFlow(task, signal, deadlineAt)
-      : () => callAs(task, 'query', signal, deadlineAt);
+    const made = isFlow(task) ? () => runFlow(task, context) : () => callFor(task, 'query', context);
     return cached({ key, ttlMs, size: sizeOf(task), provider }, () =>
       shared(provider, key, ttlMs, { signal, deadlineAt }, () => notSuspended(provider, made)),
     );
   }
 
   /** Stages 4-6: one real call, paced, fetched and recorded with `source`. */
-  function callAs<T>(
-    call: ProviderCall<T>,
-    source: ObservationSource,
-    signal?: AbortSignal,
-    deadlineAt?: number,
-  ): Promise<T> {
+  function callFor<T>(call: ProviderCall<T>, source: ObservationSource, context: RunContext): Promise<T> {
+    const { signal, deadlineAt, caller } = context;
     const timeoutMs = call.timeoutMs ?? deps.providers.timeoutMs(call.provider);
-    return pacedBy(call.provider, maxWaitMs(timeoutMs, source, deadlineAt), signal, async (report) => {
-      const startedAt = performance.now();
-      try {
-        const value = await fetchParsed(deps.http, call, secrets, { timeoutMs, signal, onAnswer: report });
-        record.succeeded(call.provider, source, startedAt);
-        return value;
-      } catch (err) {
-        throw record.failed(call, source, err, startedAt);
-      }
-    });
+    const waitMs = maxWaitMs(timeoutMs, source, deadlineAt);
+    return pacedBy(
+      call.provider,
+      waitMs,
+      signal,
+      async (report) => {
+        const startedAt = performance.now();
+        try {
+          const value = await fetchParsed(deps.http, call, secrets, { timeoutMs, signal, onAnswer: report });
+          record.succeeded(call.provider, source, startedAt);
+          return value;
+        } catch (err) {
+          throw record.failed(call, source, err, startedAt, caller);
+        }
+      },
+      caller?.userId,
+    );
   }
 
   /** A flow's steps: each step through stages 3-6 (1-2 too when it asks to be cached). */
-  function runFlow<T>(flow: ProviderFlow<T>, signal?: AbortSignal, deadlineAt?: number): Promise<T> {
+  function runFlow<T>(flow: ProviderFlow<T>, context: RunContext): Promise<T> {
+    const { signal, deadlineAt } = context;
     const steps: FlowSteps = {
       call: (call) => {
         if (!allowed(call)) return Promise.reject(notConfigured(call.provider));
         const { provider } = call;
-        const made = () => notSuspended(provider, () => callAs(call, 'query', signal, deadlineAt));
-        // A step is cached only when it asks to be (the flow's value is cached as a whole).
+        const made = () => notSuspended(provider, () => callFor(call, 'query', context));
         const ttlMs = call.cacheTtlMs ?? 0;
         if (ttlMs <= 0) return made();
         const key = callCacheKey(call, credentialsOf(provider));
@@ -164,7 +176,6 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
           shared(provider, key, ttlMs, { signal, deadlineAt }, made),
         );
       },
-      // Memos (a login token) stay in their process: never shared.
       memo: (key, ttlMs, compute) => cached({ key: memoCacheKey(flow.provider, key), ttlMs, size: () => 256 }, compute),
       forget: (key) => deps.cache?.delete(memoCacheKey(flow.provider, key)),
     };
@@ -199,14 +210,18 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
     return deadlineAt === undefined ? half : Math.min(half, Math.max(0, (deadlineAt - performance.now()) / 2));
   }
 
-  async function gather<T>(tasks: readonly ProviderTask<T>[], options: GatherOptions = {}): Promise<Gathered<T>[]> {
+  async function gather<T>(
+    tasks: readonly ProviderTask<T>[],
+    options: GatherOptions = {},
+    caller?: CallerContext,
+  ): Promise<Gathered<T>[]> {
     const settle = (task: ProviderTask<T>, p: Promise<T>): Promise<Gathered<T>> =>
       p.then(
         (value) => ({ provider: task.provider, ok: true as const, value }),
         (err: unknown) => ({ provider: task.provider, ok: false as const, error: asUpstreamError(task.provider, err) }),
       );
     const deadlineMs = options.deadlineMs;
-    if (deadlineMs === undefined) return Promise.all(tasks.map((task) => settle(task, run(task))));
+    if (deadlineMs === undefined) return Promise.all(tasks.map((task) => settle(task, run(task, { caller }))));
 
     // One deadline over the whole request: what is still running then is cancelled and reported as timed out.
     const deadlineAt = performance.now() + deadlineMs;
@@ -227,12 +242,14 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
         tasks.map((task) =>
           settle(
             task,
-            Promise.race([run(task, controller.signal, deadlineAt), expired]).catch((err: unknown) => {
-              if (err instanceof Error && err.message === 'deadline' && !(err instanceof UpstreamError)) {
-                throw new UpstreamError(task.provider, 'timeout', 'request deadline passed');
-              }
-              throw err;
-            }),
+            Promise.race([run(task, { signal: controller.signal, deadlineAt, caller }), expired]).catch(
+              (err: unknown) => {
+                if (err instanceof Error && err.message === 'deadline' && !(err instanceof UpstreamError)) {
+                  throw new UpstreamError(task.provider, 'timeout', 'request deadline passed');
+                }
+                throw err;
+              },
+            ),
           ),
         ),
       );
@@ -243,8 +260,12 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
 
   return {
     call: (task) => run(task),
-    gather,
-    callAs,
+    gather: (tasks, options) => gather(tasks, options),
+    callAs: (call, source, signal, deadlineAt) => callFor(call, source, { signal, deadlineAt }),
+    for: (caller) => ({
+      call: (task) => run(task, { caller }),
+      gather: (tasks, options) => gather(tasks, options, caller),
+    }),
   };
 }
 

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { searchCards } from '../../search/cards/index.js';
 import { cardsQuerySchema } from '../../search/queries.js';
 import { cardsResponseSchema } from '../../search/response-schemas.js';
+import { searchDeps } from '../feature-deps.js';
 import { registerSearchRoute } from './search-route.js';
 
 /**
@@ -15,7 +16,7 @@ export async function cardsRoute(app: FastifyInstance): Promise<void> {
     schema: cardsQuerySchema,
     units: () => 1,
     count: 'before',
-    handle: (params) => searchCards(app, params),
+    handle: (params, request) => searchCards(searchDeps(app, request), params),
     doc: {
       operationId: 'cards',
       summary: 'Knowledge cards',

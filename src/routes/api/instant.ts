@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { instant } from '../../search/instant/index.js';
 import { instantQuerySchema } from '../../search/queries.js';
 import { instantResponseSchema } from '../../search/response-schemas.js';
+import { instantDeps } from '../feature-deps.js';
 import { registerSearchRoute } from './search-route.js';
 
 /**
@@ -9,7 +10,6 @@ import { registerSearchRoute } from './search-route.js';
  * before the answer is looked for.
  */
 export async function instantRoute(app: FastifyInstance): Promise<void> {
-  const deps = app.instant;
   registerSearchRoute(app, {
     path: '/instant/',
     schema: instantQuerySchema,
@@ -17,7 +17,7 @@ export async function instantRoute(app: FastifyInstance): Promise<void> {
     count: 'before',
     handle: async (params, request) => {
       const userAgent = request.headers['user-agent'];
-      const body = await instant(deps, {
+      const body = await instant(instantDeps(app, request), {
         q: params.q,
         lang: params.lang,
         ip: request.ip ?? '',

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { searchMaps } from '../../search/maps.js';
 import { mapsQuerySchema } from '../../search/queries.js';
 import { mapsResponseSchema } from '../../search/response-schemas.js';
+import { searchDeps } from '../feature-deps.js';
 import { registerSearchRoute } from './search-route.js';
 
 /**
@@ -13,7 +14,7 @@ export async function mapsRoute(app: FastifyInstance): Promise<void> {
     path: '/maps/',
     schema: mapsQuerySchema,
     units: () => 1,
-    handle: (params) => searchMaps(app, params),
+    handle: (params, request) => searchMaps(searchDeps(app, request), params),
     doc: {
       operationId: 'maps',
       summary: 'Geocoding and reverse geocoding',

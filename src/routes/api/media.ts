@@ -9,6 +9,7 @@ import {
   videosResponseSchema,
 } from '../../search/response-schemas.js';
 import type { OwnErrors } from './openapi.js';
+import { searchDeps } from '../feature-deps.js';
 import { registerSearchRoute } from './search-route.js';
 
 const MEDIA_ERRORS: OwnErrors = {
@@ -26,7 +27,7 @@ export async function mediaRoutes(app: FastifyInstance): Promise<void> {
     path: '/images/',
     schema: imagesQuerySchema,
     units: () => 1,
-    handle: (params) => searchImages(app, params),
+    handle: (params, request) => searchImages(searchDeps(app, request), params),
     doc: {
       operationId: 'imageSearch',
       summary: 'Image search',
@@ -39,7 +40,7 @@ export async function mediaRoutes(app: FastifyInstance): Promise<void> {
     path: '/images/similar/',
     schema: similarImagesQuerySchema,
     units: () => 1,
-    handle: (params) => searchSimilarImages(app, params),
+    handle: (params, request) => searchSimilarImages(searchDeps(app, request), params),
     doc: {
       operationId: 'similarImageSearch',
       summary: 'Images similar to an opened one',
@@ -53,7 +54,7 @@ export async function mediaRoutes(app: FastifyInstance): Promise<void> {
     path: '/news/',
     schema: webQuerySchema,
     units: () => 1,
-    handle: (params) => searchNews(app, params),
+    handle: (params, request) => searchNews(searchDeps(app, request), params),
     doc: {
       operationId: 'newsSearch',
       summary: 'News search',
@@ -66,7 +67,7 @@ export async function mediaRoutes(app: FastifyInstance): Promise<void> {
     path: '/videos/',
     schema: webQuerySchema,
     units: () => 1,
-    handle: (params) => searchVideos(app, params),
+    handle: (params, request) => searchVideos(searchDeps(app, request), params),
     doc: {
       operationId: 'videoSearch',
       summary: 'Video search',

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { noQuerySchema, translateBodyErrors, translateInput, translateSchema } from '../../search/queries.js';
 import { translate, translationLanguages } from '../../search/translate.js';
 import { languagesResponseSchema, translateResponseSchema } from '../../search/response-schemas.js';
+import { searchDeps } from '../feature-deps.js';
 import { registerSearchRoute } from './search-route.js';
 
 /**
@@ -20,7 +21,7 @@ export async function translateRoute(app: FastifyInstance): Promise<void> {
     precheck: (_raw, request) => (request.method === 'POST' ? translateBodyErrors(request.body) : null),
     units: () => 1,
     count: 'before',
-    handle: (params) => translate(app, params),
+    handle: (params, request) => translate(searchDeps(app, request), params),
     doc: {
       operationId: 'translate',
       summary: 'Translate text',
@@ -35,7 +36,7 @@ export async function translateRoute(app: FastifyInstance): Promise<void> {
     schema: noQuerySchema,
     units: () => 1,
     count: 'before',
-    handle: async () => ({ status: 200, body: await translationLanguages(app) }),
+    handle: async (_params, request) => ({ status: 200, body: await translationLanguages(searchDeps(app, request)) }),
     doc: {
       operationId: 'translateLanguages',
       summary: 'Translation languages',

@@ -4,6 +4,7 @@ import { webSearchQuerySchema } from '../../search/queries.js';
 import { webResponseSchema } from '../../search/response-schemas.js';
 import { searchWeb } from '../../search/web.js';
 import { withContents } from '../../search/web-contents.js';
+import { searchDeps } from '../feature-deps.js';
 import { registerSearchRoute } from './search-route.js';
 
 /**
@@ -19,7 +20,7 @@ export async function webRoute(app: FastifyInstance, contents: ContentsService |
     schema: webSearchQuerySchema,
     units: (params) => (params ? params.engine.length + (contents ? params.contents : 0) : 0),
     handle: async (params, request) => {
-      const outcome = await searchWeb(app, params);
+      const outcome = await searchWeb(searchDeps(app, request), params);
       if (outcome.status !== 200 || params.contents === 0 || !contents) return outcome;
       const pages = params.contents;
       const read = await withContents(outcome.body.results, pages, contents);

@@ -23,6 +23,7 @@ import {
 import { unresponsiveEngines } from './results.js';
 import { csvBody, csvDisposition, rssBody } from './formats.js';
 import { searxSearch } from './search.js';
+import { instantDeps, searchDeps } from '../feature-deps.js';
 
 /*
  * SearXNG's JSON API, for the tools that speak it (Open WebUI, LibreChat, Perplexica, LangChain,
@@ -182,7 +183,7 @@ async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Prom
     const query: SearxQuery = parsed.query.value;
     chargeOnly(request, searxUnits(query));
     const userAgent = request.headers['user-agent'];
-    const outcome = await searxSearch(app, app.instant, query, {
+    const outcome = await searxSearch(searchDeps(app, request), instantDeps(app, request), query, {
       ip: request.ip ?? '',
       userAgent: typeof userAgent === 'string' ? userAgent : '',
       log: request.log,
@@ -228,7 +229,7 @@ async function searxngScope(scope: FastifyInstance, options: ScopeOptions): Prom
     if (raw !== '') {
       const q = qSchema.safeParse(raw);
       if (!q.success) return fail(reply, 400, `q: ${q.error.issues[0]?.message ?? 'Invalid.'}`);
-      suggestions = (await suggest(app, q.data)).suggestions;
+      suggestions = (await suggest(searchDeps(app, request), q.data)).suggestions;
     }
     // SearXNG's two forms: a plain list for its own search form, OpenSearch's for everyone else.
     if (request.headers['x-requested-with'] === 'XMLHttpRequest') return suggestions;

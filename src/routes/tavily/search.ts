@@ -6,6 +6,7 @@ import { searchWeb } from '../../search/web.js';
 import { plainText } from '../searxng/results.js';
 import { faviconOf, publishedOf, type Refusal, refusalOf, reserveRest } from './answers.js';
 import { inDomain, type TavilySearch } from './params.js';
+import { searchDeps } from '../feature-deps.js';
 
 /*
  * Tavily's POST /search on Sift's features: topic general (and finance) is the web search of every
@@ -88,6 +89,7 @@ export async function runTavilySearch(
     app.apiGate.giveBack(request, units);
   };
 
+  const deps = searchDeps(app, request);
   const webParams: WebParams = {
     q: params.query,
     engine: [...ENGINE_SLUGS],
@@ -97,18 +99,18 @@ export async function runTavilySearch(
     date: params.date,
   };
   const main = params.news
-    ? searchNews(app, webParams).then((o) =>
+    ? searchNews(deps, webParams).then((o) =>
         o.status === 200
           ? { status: 200 as const, found: o.body.results.map((r): Found => ({ ...r, favicon: '' })) }
           : o,
       )
-    : searchWeb(app, webParams).then((o) =>
+    : searchWeb(deps, webParams).then((o) =>
         o.status === 200
           ? { status: 200 as const, found: o.body.results.map((r): Found => ({ ...r, favicon: r.favicon_url })) }
           : o,
       );
   const imageSearch = params.images
-    ? searchImages(app, { q: params.query, engine: [...ENGINE_SLUGS], safe: true, lang: '', page: 1 })
+    ? searchImages(deps, { q: params.query, engine: [...ENGINE_SLUGS], safe: true, lang: '', page: 1 })
     : null;
   const [outcome, images] = await Promise.all([main, imageSearch]);
   if (outcome.status !== 200) return { ok: false, refusal: refusalOf(outcome) };

@@ -1,4 +1,3 @@
-import { currentCaller } from '../caller.js';
 import { asUpstreamError, cutShort } from '../failures.js';
 import { HttpFailure } from '../http.js';
 import type { CallOutcome, CallPermit, Pacer } from '../pacing/pacer.js';
@@ -26,6 +25,7 @@ export type PacedStage = <T>(
   maxWaitMs: number,
   signal: AbortSignal | undefined,
   call: PacedCall<T>,
+  user?: number,
 ) => Promise<T>;
 
 export interface PacedLog {
@@ -34,11 +34,11 @@ export interface PacedLog {
 
 export function paced(pacer: Pacer | undefined, log?: PacedLog): PacedStage {
   /** A slot under the provider's pacing (null: none needed); a failure to get one is never the provider's. */
-  async function admit(provider: ProviderSlug, maxWaitMs: number, signal?: AbortSignal) {
+  async function admit(provider: ProviderSlug, maxWaitMs: number, signal?: AbortSignal, user?: number) {
     if (!pacer) return null;
     try {
       // Whose search makes the call: their share of a budget applies (none for probes).
-      return await pacer.admit(provider, maxWaitMs, signal, currentCaller()?.userId);
+      return await pacer.admit(provider, maxWaitMs, signal, user);
     } catch (err) {
       if (err instanceof UpstreamError) throw err;
       if (err instanceof HttpFailure) throw asUpstreamError(provider, err);
@@ -49,8 +49,8 @@ export function paced(pacer: Pacer | undefined, log?: PacedLog): PacedStage {
     }
   }
 
-  return async (provider, maxWaitMs, signal, call) => {
-    const permit = await admit(provider, maxWaitMs, signal);
+  return async (provider, maxWaitMs, signal, call, user) => {
+    const permit = await admit(provider, maxWaitMs, signal, user);
     if (!permit) return call(() => {});
     await untilSlot(provider, permit, signal);
     let outcome: CallOutcome;

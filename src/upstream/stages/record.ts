@@ -1,4 +1,4 @@
-import { currentCaller } from '../caller.js';
+import type { CallerContext } from '../caller.js';
 import { asUpstreamError } from '../failures.js';
 import type { HealthRecorder, ObservationSource } from '../health-recorder.js';
 import { HttpFailure } from '../http.js';
@@ -63,7 +63,14 @@ export interface CallRecord {
   /** A call that answered as expected. */
   succeeded(provider: ProviderSlug, source: ObservationSource, startedAt: number): void;
   /** A call that failed: the failure to hand back (recorded unless it is a refusal of the request's own parameter). */
-  failed(call: ProviderCall<unknown>, source: ObservationSource, err: unknown, startedAt: number): UpstreamError;
+  /** `caller`: whom the call was made for (it pays for a call the upstream refused for its own value). */
+  failed(
+    call: ProviderCall<unknown>,
+    source: ObservationSource,
+    err: unknown,
+    startedAt: number,
+    caller?: CallerContext,
+  ): UpstreamError;
 }
 
 /** Distinct refusals of derived values logged so far (bounded: they are Sift's own values, few by construction). */
@@ -120,14 +127,13 @@ export function recordCalls(deps: RecordDeps): CallRecord {
       deps.suspensions?.succeeded(provider);
       deps.onCall?.(provider, source, 'ok', ms / 1000);
     },
-    failed(call, source, err, startedAt) {
+    failed(call, source, err, startedAt, caller) {
       const { provider } = call;
       const ms = performance.now() - startedAt;
       const refused = refusalOf(call, err);
       if (refused) {
         // The upstream counted the call: the caller pays for it even though it answers 400.
-        const caller = refused.callerRefused ? currentCaller() : undefined;
-        if (caller) caller.refusedCalls++;
+        if (caller && refused.callerRefused) caller.refusedCalls++;
         deps.onCall?.(provider, source, 'refused', ms / 1000);
         return refused;
       }
