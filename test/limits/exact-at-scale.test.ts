@@ -19,6 +19,8 @@ interface Instance {
   child: ChildProcess;
   base: string;
   exited: Promise<number | null>;
+  /** What the server logged (LOG_LEVEL=warn: its warnings and errors), for a failure's message. */
+  logged: () => string;
 }
 
 let db: TestDatabase;
@@ -42,10 +44,12 @@ async function startInstance(env: Record<string, string>): Promise<Instance> {
       DATABASE_URL: db.url,
       ...env,
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let errors = '';
+  let logged = '';
   child.stderr!.on('data', (c) => (errors += c));
+  child.stdout!.on('data', (c) => (logged = (logged + c).slice(-20_000)));
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
@@ -60,7 +64,7 @@ async function startInstance(env: Record<string, string>): Promise<Instance> {
     if (up === 401) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { child, base, exited };
+  return { child, base, exited, logged: () => logged };
 }
 
 async function stopAll(instances: Instance[]): Promise<void> {
@@ -230,7 +234,7 @@ describe('two instances of two workers each, one database', () => {
       const seconds = (performance.now() - started) / 1000;
       expect(
         tally(answers.map((a) => a.status)),
-        JSON.stringify(answers.filter((a) => a.status !== 200).map((a) => a.body)),
+        `${JSON.stringify(answers.filter((a) => a.status !== 200).map((a) => a.body))}\n${instances.map((s) => s.logged()).join('\n')}`,
       ).toEqual({ 200: 40 });
       // Two calls a second at most, whichever process made them: never more than the elapsed time allows.
       const mojeek = web.mojeek.requests.filter((r) => r.query.get('q')?.startsWith('paced')).length;
