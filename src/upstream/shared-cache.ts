@@ -7,7 +7,7 @@ import { withQueryTimeout } from '../db/pool.js';
 import { type ProviderSlug, UpstreamError } from '../providers/types.js';
 import { type FlightNotices, listenForFlights } from './flight-notices.js';
 import { plainJson } from './plain-json.js';
-import { sharingPolicy } from './shared-policy.js';
+import { type Sampling, sharingPolicy } from './shared-policy.js';
 import { PROJECT_ROOT } from '../runtime/project-root.js';
 
 /*
@@ -141,11 +141,18 @@ function batcher<In, Out>(run: (items: In[]) => Promise<Out[]>) {
     });
 }
 
+/**
+ * The shared level's sample, where it does not pay: each sampled miss costs a share of a lookup and
+ * a store statement, so 1 key in 64, over windows of 100 sampled lookups (the measure decides after
+ * some 6,400 calls of a provider in each process).
+ */
+const SHARED_SAMPLING: Sampling = { sampleOf: 64, window: 100 };
+
 export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): SharedCache {
   const secrets = (options.secrets ?? []).filter((s) => s.length >= 4);
   const flightMs = options.flightMs ?? (() => 15_000);
   const valueFormat = options.valueFormat ?? siftVersion();
-  const policy = sharingPolicy(options.always ?? (() => false));
+  const policy = sharingPolicy(options.always ?? (() => false), SHARED_SAMPLING);
   const unplain = new Set<ProviderSlug>();
   /** Heard when it shares: flights of other processes end (opened once sharing starts). */
   let notices: FlightNotices | undefined;

@@ -12,16 +12,29 @@ import type { ProviderSlug } from '../providers/types.js';
  *   several processes to one, so the spending stays exact.
  * - Every other provider goes through it while it saves calls: each process measures, per
  *   provider, the share of its lookups answered by another process (a hit, or a flight waited
- *   for) over windows of WINDOW lookups. Below MIN_SAVED (distinct queries: the statements cost
- *   more than the calls they save) the provider keeps to a sample of its keys, 1 in SAMPLE_OF
+ *   for) over windows of `window` lookups. Below MIN_SAVED (distinct queries: the statements cost
+ *   more than the calls they save) the provider keeps to a sample of its keys, 1 in `sampleOf`
  *   chosen by the key's hash, so that every process samples the same keys and the measure stays
  *   true; once the sample saves MIN_SAVED again, all its keys go through it again.
+ *
+ * The sample is what the level costs where it does not pay, and how soon it sees that it pays
+ * again (a window of sampled lookups): each level sets both (Sampling).
  */
 
-const WINDOW = 200;
 const MIN_SAVED = 0.1;
-/** Keys whose hash's byte (`uses`' sample) is below 256 / SAMPLE_OF are the sample. */
-const SAMPLE_OF = 16;
+
+/** A level's sample: keys whose hash's byte (`uses`' sample) is below 256 / sampleOf are in it. */
+export interface Sampling {
+  sampleOf: number;
+  /** Lookups a measure spans before it decides. */
+  window: number;
+}
+
+/**
+ * This process's level: a key kept costs a Map entry and the collector's work on it; 1 in 16, over
+ * windows of 200.
+ */
+export const IN_PROCESS_SAMPLING: Sampling = { sampleOf: 16, window: 200 };
 
 export interface SharingPolicy {
   /** Whether the call whose key's hash begins with the byte `sample` goes through the level. */
@@ -38,7 +51,11 @@ interface Measure {
   saved: number;
 }
 
-export function sharingPolicy(always: (provider: ProviderSlug) => boolean): SharingPolicy {
+export function sharingPolicy(
+  always: (provider: ProviderSlug) => boolean,
+  sampling: Sampling = IN_PROCESS_SAMPLING,
+): SharingPolicy {
+  const { sampleOf, window } = sampling;
   const measures = new Map<ProviderSlug, Measure>();
   const measureOf = (provider: ProviderSlug): Measure => {
     let m = measures.get(provider);
@@ -48,14 +65,14 @@ export function sharingPolicy(always: (provider: ProviderSlug) => boolean): Shar
   return {
     uses(provider, sample) {
       if (always(provider)) return true;
-      return measureOf(provider).full || sample < 256 / SAMPLE_OF;
+      return measureOf(provider).full || sample < 256 / sampleOf;
     },
     note(provider, saved) {
       if (always(provider)) return;
       const m = measureOf(provider);
       m.lookups++;
       if (saved) m.saved++;
-      if (m.lookups < WINDOW) return;
+      if (m.lookups < window) return;
       m.full = m.saved / m.lookups >= MIN_SAVED;
       m.lookups = 0;
       m.saved = 0;

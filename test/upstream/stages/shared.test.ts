@@ -224,11 +224,12 @@ describe('where the shared level pays', () => {
       for (let i = 0; i < 200; i++) await shared.getOrFetch(`distinct ${i}`, 'provider_06', 60_000, async () => i);
       await shared.settled();
       await db.pool.query('TRUNCATE upstream_cache');
-      for (let i = 0; i < 64; i++) await shared.getOrFetch(`later ${i}`, 'provider_06', 60_000, async () => i);
+      for (let i = 0; i < 640; i++) await shared.getOrFetch(`later ${i}`, 'provider_06', 60_000, async () => i);
       await shared.settled();
       const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM upstream_cache');
-      // About one key in 16 is the sample: far fewer than the 64 asked.
-      expect(rows[0]!.n).toBeLessThan(32);
+      // About one key in 64 is the shared level's sample (some 10 of the 640 asked; 1 in 16 would be 40).
+      expect(rows[0]!.n).toBeGreaterThan(0);
+      expect(rows[0]!.n).toBeLessThan(25);
     } finally {
       await shared.close();
     }
