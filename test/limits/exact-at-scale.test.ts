@@ -38,7 +38,8 @@ async function startInstance(env: Record<string, string>): Promise<Instance> {
       ...process.env,
       PORT: String(port),
       HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
+      // info: the primary's `ready` line says every worker listens (the warnings are kept for a failure's message).
+      LOG_LEVEL: 'info',
       WORKERS: '2',
       PROBE_INTERVAL_SECONDS: '0',
       DATABASE_URL: db.url,
@@ -47,20 +48,32 @@ async function startInstance(env: Record<string, string>): Promise<Instance> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let errors = '';
+  let partial = '';
   let logged = '';
+  let ready = false;
   child.stderr!.on('data', (c) => (errors += c));
-  child.stdout!.on('data', (c) => (logged = (logged + c).slice(-20_000)));
+  child.stdout!.on('data', (c) => {
+    const lines = (partial + c).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) {
+      if (line.includes('"msg":"ready"')) ready = true;
+      if (/"level":[4-6]0/.test(line)) logged = (logged + line + '\n').slice(-20_000);
+    }
+  });
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the server exited: ${errors}`);
     if (Date.now() > deadline) throw new Error(`the server did not start: ${errors}`);
-    // Ready once both workers answer: the key route needs a worker (the primary answers nothing).
-    const up = await fetch(`${base}/api/v1/`).then(
-      (r) => r.status,
-      () => 0,
-    );
+    // Ready once every worker listens (a load that starts while one is still starting meets its
+    // start-up's CPU) and a worker answers the key route (the primary answers nothing).
+    const up = ready
+      ? await fetch(`${base}/api/v1/`).then(
+          (r) => r.status,
+          () => 0,
+        )
+      : 0;
     if (up === 401) break;
     await new Promise((r) => setTimeout(r, 100));
   }
