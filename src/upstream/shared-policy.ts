@@ -34,7 +34,7 @@ export interface Sampling {
  * This process's level: a key kept costs a Map entry and the collector's work on it; 1 in 16, over
  * windows of 200.
  */
-export const IN_PROCESS_SAMPLING: Sampling = { sampleOf: 16, window: 200 };
+const IN_PROCESS_SAMPLING: Sampling = { sampleOf: 16, window: 200 };
 
 export interface SharingPolicy {
   /** Whether the call whose key's hash begins with the byte `sample` goes through the level. */

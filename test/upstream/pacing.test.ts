@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { parseProviderLimits } from '../../src/config/provider-limits.js';
@@ -44,9 +45,13 @@ const call = (q: string): ProviderCall<unknown[]> => ({
   parse: rows,
 });
 
-function services(env: Record<string, string>, onBudgetCrossed?: (c: BudgetCrossing) => void): ProviderServices {
+function services(
+  env: Record<string, string>,
+  onBudgetCrossed?: (c: BudgetCrossing) => void,
+  pool: pg.Pool = db.pool,
+): ProviderServices {
   const config = parseConfig({ DATABASE_URL: db.url, SEPIA_BASE_URL: fake.url, LOG_LEVEL: 'silent', ...env });
-  return createProviderServices(config, db.pool, { onBudgetCrossed });
+  return createProviderServices(config, pool, { onBudgetCrossed });
 }
 
 describe('PROVIDER_LIMITS', () => {
@@ -331,9 +336,9 @@ describe('a provider that reports its limits', () => {
     const plan = await startBraveFake({ plan: { perSecond: 1, perMonth: 15000 } });
     const proxy = await startDbProxy(db.url);
     const slowPool = createPool(proxy.url, { max: 4 });
-    const env = { BRAVE_API_KEY: plan.key, BRAVE_BASE_URL: plan.baseUrl, LOG_LEVEL: 'silent', DATABASE_URL: db.url };
-    const slow = createProviderServices(parseConfig(env), slowPool);
-    const other = services({ BRAVE_API_KEY: plan.key, BRAVE_BASE_URL: plan.baseUrl });
+    const env = { BRAVE_API_KEY: plan.key, BRAVE_BASE_URL: plan.baseUrl };
+    const slow = services(env, undefined, slowPool);
+    const other = services(env);
     const braveCall = (q: string): ProviderCall<unknown> => ({
       provider: 'provider_01',
       request: { url: `${plan.baseUrl}/web/search?q=${q}`, headers: { 'X-Subscription-Token': plan.key } },

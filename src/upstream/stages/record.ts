@@ -62,8 +62,10 @@ export interface RecordDeps {
 export interface CallRecord {
   /** A call that answered as expected. */
   succeeded(provider: ProviderSlug, source: ObservationSource, startedAt: number): void;
-  /** A call that failed: the failure to hand back (recorded unless it is a refusal of the request's own parameter). */
-  /** `caller`: whom the call was made for (it pays for a call the upstream refused for its own value). */
+  /**
+   * A call that failed: the failure to hand back (recorded unless it is a refusal of the request's own
+   * parameter). `caller`: whom the call was made for (it pays for a call the upstream refused for its own value).
+   */
   failed(
     call: ProviderCall<unknown>,
     source: ObservationSource,
