@@ -16,7 +16,7 @@
  * request counter appended, or put where P says {n}; several paths separated by spaces are taken in turn
  * (P='/api/v1/instant/?q={n}+km+in+miles /api/v1/instant/?q=md5+hello+{n}').
  * PG_STATEMENTS=1 loads pg_stat_statements into the embedded PostgreSQL and prints, for the measured window, each
- * statement's calls and execution time per request (what the database does for one search).
+ * statement's calls and execution time per request (what the database does for one search); PG_TOP=<statements> (15).
  * WARM_P=<paths, as P> warms the server up on those for WARM_D seconds (default 5) before P's own warm-up: every
  * endpoint first, as `npm run bench` does, leaves the code that they share compiled for all of them.
  */
@@ -198,7 +198,7 @@ if (pgStatements) {
   const client = createPool(pg.url);
   const rows = await client.query<{ calls: string; ms: number; rows: string; query: string }>(
     `SELECT calls::text, total_exec_time AS ms, rows::text, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query
-       FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat%' ORDER BY total_exec_time DESC LIMIT 15`,
+       FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat%' ORDER BY total_exec_time DESC LIMIT ${Number(process.env.PG_TOP ?? 15)}`,
   );
   await client.end();
   const n = r.requests.total;

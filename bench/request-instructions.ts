@@ -9,6 +9,8 @@
  *
  *   npm run build && npx tsx bench/request-instructions.ts           (about 80 s)
  *   FLOOR=json npx tsx bench/request-instructions.ts                   the bare JSON route, for comparison
+ *   FLOOR=fanout P='/api/v1/suggest/?q={n}' npx tsx bench/request-instructions.ts
+ *                                                                      the fan-out floor on the same path
  *
  * P=<paths, `{n}` the request counter, several separated by spaces, taken in turn> (default: the
  * six instant queries of `npm run bench`), N=<requests measured> (5000), WARM=<warm-up requests>
@@ -80,11 +82,14 @@ const out = path.join(work, 'callgrind.out');
 // callgrind_control finds the server through files named after USER and HOST (the server's HOST, its
 // listening address, is valgrind's too): both sides must see the same ones.
 const VGDB_ENV = { USER: process.env.USER || 'sift', LOGNAME: process.env.LOGNAME || 'sift', HOST: '127.0.0.1' };
-// FLOOR=json: the bare JSON route (bench/floor-json.ts, the instant answers' floor in `npm run bench`) instead of Sift.
-const floor = process.env.FLOOR === 'json';
+// FLOOR=json: the bare JSON route (bench/floor-json.ts, the instant answers' floor in `npm run bench`) instead of
+// Sift; FLOOR=fanout: the fan-out floor (bench/floor-fanout.ts, Sift's feature modules without gate or database).
+const floor = process.env.FLOOR === 'json' || process.env.FLOOR === 'fanout';
+const floorArgs =
+  process.env.FLOOR === 'fanout' ? ['bench/floor-fanout.ts', JSON.stringify(fakes.env)] : ['bench/floor-json.ts'];
 const nodeArgs = [
   ...(process.env.SIFT_NODE_ARGS ?? '').split(' ').filter(Boolean),
-  ...(floor ? ['--import', 'tsx', 'bench/floor-json.ts'] : [...serverNodeFlags(root), `${dist}/server.js`]),
+  ...(floor ? ['--import', 'tsx', ...floorArgs] : [...serverNodeFlags(root), `${dist}/server.js`]),
 ];
 const server = spawn(
   'valgrind',
@@ -143,7 +148,9 @@ const base = floorUrl ? await floorUrl : `http://127.0.0.1:${port}`;
 const started = Date.now();
 for (;;) {
   try {
-    if ((await fetch(floor ? `${base}/status/health` : `${base}/up`)).ok) break;
+    // A floor prints its address once it listens: any answer will do (the fan-out floor has no health route).
+    const answer = await fetch(floor ? base : `${base}/up`);
+    if (floor || answer.ok) break;
   } catch {}
   if (server.exitCode !== null || Date.now() - started > 600_000) await fail(`no server:\n${stderr}`);
   await new Promise((r) => setTimeout(r, 500));

@@ -17,7 +17,9 @@
 // puts the modules back.
 //
 // Left out of the bundle and loaded from node_modules as usual: native or
-// binary packages (argon2, the embedded PostgreSQL binaries), pino (its
+// binary packages (argon2, the embedded PostgreSQL binaries), pg (its classes
+// keep their own names: an error is logged by its class, a DatabaseError, and
+// esbuild renames a class whose name another module uses), pino (its
 // transports start worker threads from files of its own; so does piscina, the
 // page extraction's pool), and what only some
 // servers load (prom-client, the MCP SDK, pino-pretty), and cookie: @fastify/cookie
@@ -45,6 +47,7 @@ export const BUNDLE_EXTERNAL = [
   'pg-native',
   'prom-client',
   '@modelcontextprotocol/*',
+  'pg',
 ];
 
 function fail(message) {
@@ -81,9 +84,11 @@ async function bundleServer() {
       banner: {
         js: "import { createRequire as __siftCreateRequire } from 'node:module';\nconst require = __siftCreateRequire(import.meta.url);",
       },
-      // Classes and functions keep their own names where esbuild renames them to keep two modules'
-      // names apart: errors are logged and matched by name (pg's DatabaseError, not DatabaseError2).
-      keepNames: true,
+      // No keepNames: it redefines the name of every function as the function is made, closures
+      // included, a cost on every request (bench/results/2026-12-07-night.md). What it kept, an error
+      // class's own name where esbuild renames it to keep two modules' names apart, is kept by leaving
+      // pg out of the bundle; test/foundation/up-and-shutdown.test.ts fails if an error class is renamed.
+      keepNames: false,
       sourcemap: true,
       logLevel: 'warning',
     });

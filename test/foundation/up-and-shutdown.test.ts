@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -185,6 +185,23 @@ describe('graceful shutdown', () => {
     });
     expect(run.status, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout.trim().split('\n').pop()!)).toEqual({ type: 'DatabaseError', code: '42P01' });
+  });
+
+  it("keeps every error class's own name in the built bundle: esbuild renamed none to keep two modules' names apart", () => {
+    ensureBuilt();
+    const files = ['dist', 'dist/chunks'].flatMap((dir) =>
+      readdirSync(dir)
+        .filter((name) => name.endsWith('.js'))
+        .map((name) => readFileSync(path.join(dir, name), 'utf8')),
+    );
+    const declared = files.flatMap((text) => [
+      ...text.matchAll(/\bclass\s+([A-Za-z_$][\w$]*Error\d*)\b|\b([A-Za-z_$][\w$]*Error\d*)\s*=\s*class\b/g),
+    ]);
+    const names = new Set(declared.map((m) => m[1] ?? m[2]!));
+    // The bundle's own error classes are declared as the scan expects (it would find none otherwise).
+    expect(names).toContain('UpstreamError');
+    // esbuild gives a renamed class a number: UndiciError2, DatabaseError2.
+    expect([...names].filter((name) => /\d$/.test(name))).toEqual([]);
   });
 });
 
