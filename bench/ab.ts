@@ -1,7 +1,7 @@
 /*
  * A/B helper for one change: two Sifts (A and B) on one database and one set of fakes, measured in
  * alternating rounds under the same load, so that the machine's drift falls on both sides alike;
- * prints each round and the median throughput and CPU per request (user + system, schedstat) of each (its workers' too with A_ENV or B_ENV setting WORKERS),
+ * prints each round and the median throughput, median latency (p50) and CPU per request (user + system, schedstat) of each (its workers' too with A_ENV or B_ENV setting WORKERS),
  * and the CPU per request of every PostgreSQL process (the one database both sides share: a side's
  * statements cost CPU there too, which on a small machine the server and the load generator lack).
  *
@@ -42,7 +42,7 @@ interface Side {
   name: string;
   child: ChildProcess;
   url: string;
-  rounds: { rps: number; cpuMsPerRequest: number; pgMsPerRequest: number }[];
+  rounds: { rps: number; p50: number; cpuMsPerRequest: number; pgMsPerRequest: number }[];
 }
 
 /** A side's CPU time, ms: its server's and, with WORKERS > 1 in its environment, every worker's. */
@@ -109,22 +109,24 @@ for (let round = 0; round < rounds; round++) {
     const pgMs = postgresCpuMs() - pg0;
     side.rounds.push({
       rps: r.requests.average,
+      p50: r.latency.p50,
       cpuMsPerRequest: cpu / r.requests.total,
       pgMsPerRequest: pgMs / r.requests.total,
     });
     console.log(
-      `round ${round + 1} ${side.name}: ${r.requests.average.toFixed(0)} req/s, ${(cpu / r.requests.total).toFixed(4)} CPU ms/req, PostgreSQL ${(pgMs / r.requests.total).toFixed(4)} CPU ms/req, non-2xx ${r.non2xx}`,
+      `round ${round + 1} ${side.name}: ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, ${(cpu / r.requests.total).toFixed(4)} CPU ms/req, PostgreSQL ${(pgMs / r.requests.total).toFixed(4)} CPU ms/req, non-2xx ${r.non2xx}`,
     );
   }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const [a, b] = sides.map((s) => ({
   rps: median(s.rounds.map((r) => r.rps)),
+  p50: median(s.rounds.map((r) => r.p50)),
   cpu: median(s.rounds.map((r) => r.cpuMsPerRequest)),
   pg: median(s.rounds.map((r) => r.pgMsPerRequest)),
 }));
 console.log(
-  `median A: ${a!.rps.toFixed(0)} req/s, ${a!.cpu.toFixed(4)} CPU ms/req, PostgreSQL ${a!.pg.toFixed(4)}; B: ${b!.rps.toFixed(0)} req/s, ${b!.cpu.toFixed(4)} CPU ms/req, PostgreSQL ${b!.pg.toFixed(4)}; B/A throughput ${(b!.rps / a!.rps).toFixed(3)}, CPU ${(b!.cpu / a!.cpu).toFixed(3)}, PostgreSQL CPU ${(b!.pg / a!.pg).toFixed(3)}`,
+  `median A: ${a!.rps.toFixed(0)} req/s, p50 ${a!.p50} ms, ${a!.cpu.toFixed(4)} CPU ms/req, PostgreSQL ${a!.pg.toFixed(4)}; B: ${b!.rps.toFixed(0)} req/s, p50 ${b!.p50} ms, ${b!.cpu.toFixed(4)} CPU ms/req, PostgreSQL ${b!.pg.toFixed(4)}; B/A throughput ${(b!.rps / a!.rps).toFixed(3)}, CPU ${(b!.cpu / a!.cpu).toFixed(3)}, PostgreSQL CPU ${(b!.pg / a!.pg).toFixed(3)}`,
 );
 // Peak resident memory of each side over the whole run (VmHWM), for changes that trade memory for CPU.
 const peakRssMb = (pid: number) =>
