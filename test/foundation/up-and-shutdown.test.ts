@@ -189,11 +189,15 @@ describe('graceful shutdown', () => {
 
   it("keeps every error class's own name in the built bundle: esbuild renamed none to keep two modules' names apart", () => {
     ensureBuilt();
-    const files = ['dist', 'dist/chunks'].flatMap((dir) =>
-      readdirSync(dir)
-        .filter((name) => name.endsWith('.js'))
-        .map((name) => readFileSync(path.join(dir, name), 'utf8')),
-    );
+    // The server's entry, its chunks and the page extraction worker's entry (scripts/build.mjs).
+    const files = [
+      ...['dist', 'dist/chunks'].flatMap((dir) =>
+        readdirSync(dir)
+          .filter((name) => name.endsWith('.js'))
+          .map((name) => path.join(dir, name)),
+      ),
+      'dist/contents/extract/worker.js',
+    ].map((file) => readFileSync(file, 'utf8'));
     const declared = files.flatMap((text) => [
       ...text.matchAll(/\bclass\s+([A-Za-z_$][\w$]*Error\d*)\b|\b([A-Za-z_$][\w$]*Error\d*)\s*=\s*class\b/g),
     ]);
