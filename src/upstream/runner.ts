@@ -169,6 +169,7 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
         if (!allowed(call)) return Promise.reject(notConfigured(call.provider));
         const { provider } = call;
         const made = () => notSuspended(provider, () => callFor(call, 'query', context));
+        // A step is cached only when it asks to be (the flow's value is cached as a whole).
         const ttlMs = call.cacheTtlMs ?? 0;
         if (ttlMs <= 0) return made();
         const key = callCacheKey(call, credentialsOf(provider));
@@ -176,6 +177,7 @@ export function createRunner(deps: RunnerDeps): ProviderRunner {
           shared(provider, key, ttlMs, { signal, deadlineAt }, made),
         );
       },
+      // Memos (a login token) stay in their process: never shared.
       memo: (key, ttlMs, compute) => cached({ key: memoCacheKey(flow.provider, key), ttlMs, size: () => 256 }, compute),
       forget: (key) => deps.cache?.delete(memoCacheKey(flow.provider, key)),
     };
