@@ -16,28 +16,39 @@ import type { ProviderSlug } from '../providers/types.js';
  *   more than the calls they save) the provider keeps to a sample of its keys, 1 in `sampleOf`
  *   chosen by the key's hash, so that every process samples the same keys and the measure stays
  *   true; once the sample saves MIN_SAVED again, all its keys go through it again.
+ * - A window of the sample that saved nothing at all (its searches never repeat) thins the sample
+ *   `thinBy` times: the keys of the thin sample are some of the sample's, so processes that
+ *   disagree still look up the same keys. The first call the thin sample saves brings the sample
+ *   back at once, which measures again as above.
  *
  * The sample is what the level costs where it does not pay, and how soon it sees that it pays
- * again (a window of sampled lookups): each level sets both (Sampling).
+ * again (a window of sampled lookups); the thin sample, what it costs where it never paid, and how
+ * soon a repeat is seen there (1 / (sampleOf × thinBy) of a provider's calls, each repeated with
+ * the share it saves): each level sets these (Sampling).
  */
 
 const MIN_SAVED = 0.1;
 
-/** A level's sample: keys whose hash's byte (`uses`' sample) is below 256 / sampleOf are in it. */
+/** The values `uses`' sample takes: 16 bits of the key's hash. */
+export const SAMPLE_RANGE = 0x10000;
+
+/** A level's sample: keys whose 16 bits of hash (`uses`' sample) are below SAMPLE_RANGE / sampleOf are in it. */
 export interface Sampling {
   sampleOf: number;
   /** Lookups a measure spans before it decides. */
   window: number;
+  /** How many times thinner the sample gets where it saved nothing at all (1: never). */
+  thinBy: number;
 }
 
 /**
  * This process's level: a key kept costs a Map entry and the collector's work on it; 1 in 16, over
- * windows of 200.
+ * windows of 200, never thinner.
  */
-const IN_PROCESS_SAMPLING: Sampling = { sampleOf: 16, window: 200 };
+const IN_PROCESS_SAMPLING: Sampling = { sampleOf: 16, window: 200, thinBy: 1 };
 
 export interface SharingPolicy {
-  /** Whether the call whose key's hash begins with the byte `sample` goes through the level. */
+  /** Whether the call whose key's hash gives `sample` (0 to SAMPLE_RANGE - 1) goes through the level. */
   uses(provider: ProviderSlug, sample: number): boolean;
   /** What the shared level did for a call that went through it: `saved` when it answered it. */
   note(provider: ProviderSlug, saved: boolean): void;
@@ -45,8 +56,10 @@ export interface SharingPolicy {
   full(provider: ProviderSlug): boolean;
 }
 
+type State = 'full' | 'sample' | 'thin';
+
 interface Measure {
-  full: boolean;
+  state: State;
   lookups: number;
   saved: number;
 }
@@ -55,30 +68,44 @@ export function sharingPolicy(
   always: (provider: ProviderSlug) => boolean,
   sampling: Sampling = IN_PROCESS_SAMPLING,
 ): SharingPolicy {
-  const { sampleOf, window } = sampling;
+  const { sampleOf, window, thinBy } = sampling;
+  const below: Record<State, number> = {
+    full: SAMPLE_RANGE,
+    sample: SAMPLE_RANGE / sampleOf,
+    thin: SAMPLE_RANGE / (sampleOf * thinBy),
+  };
   const measures = new Map<ProviderSlug, Measure>();
   const measureOf = (provider: ProviderSlug): Measure => {
     let m = measures.get(provider);
-    if (!m) measures.set(provider, (m = { full: true, lookups: 0, saved: 0 }));
+    if (!m) measures.set(provider, (m = { state: 'full', lookups: 0, saved: 0 }));
     return m;
+  };
+  const begin = (m: Measure, state: State) => {
+    m.state = state;
+    m.lookups = 0;
+    m.saved = 0;
   };
   return {
     uses(provider, sample) {
       if (always(provider)) return true;
-      return measureOf(provider).full || sample < 256 / sampleOf;
+      return sample < below[measureOf(provider).state];
     },
     note(provider, saved) {
       if (always(provider)) return;
       const m = measureOf(provider);
+      if (m.state === 'thin') {
+        if (saved) begin(m, 'sample');
+        return;
+      }
       m.lookups++;
       if (saved) m.saved++;
       if (m.lookups < window) return;
-      m.full = m.saved / m.lookups >= MIN_SAVED;
-      m.lookups = 0;
-      m.saved = 0;
+      if (m.saved / m.lookups >= MIN_SAVED) begin(m, 'full');
+      else if (m.state === 'sample' && m.saved === 0 && thinBy > 1) begin(m, 'thin');
+      else begin(m, 'sample');
     },
     full(provider) {
-      return always(provider) || measureOf(provider).full;
+      return always(provider) || measureOf(provider).state === 'full';
     },
   };
 }

@@ -30,7 +30,7 @@ export function inProcessCache(cache: SearchCache | undefined, policy?: SharingP
     if (!cache || entry.ttlMs <= 0) return next();
     const { provider } = entry;
     if (!policy || provider === undefined) return cache.getOrFetch(entry.key, entry.ttlMs, entry.size, next);
-    if (policy.uses(provider, sampleByte(entry.key))) {
+    if (policy.uses(provider, sampleOf(entry.key))) {
       return cache.getOrFetch(entry.key, entry.ttlMs, entry.size, next, {
         onLookup: (saved) => policy.note(provider, saved),
       });
@@ -39,12 +39,12 @@ export function inProcessCache(cache: SearchCache | undefined, policy?: SharingP
   };
 }
 
-/** A byte of the key's FNV-1a hash: which keys are the sample, the same in every process. */
-function sampleByte(key: string): number {
+/** 16 bits of the key's FNV-1a hash: which keys are the sample, the same in every process. */
+function sampleOf(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) {
     h ^= key.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
-  return (h ^ (h >>> 8) ^ (h >>> 16) ^ (h >>> 24)) & 0xff;
+  return (h ^ (h >>> 16)) & 0xffff;
 }

@@ -192,15 +192,19 @@ describe('lock order', () => {
 });
 
 describe('where the shared level pays', () => {
-  const hash = (first: number) => first;
+  // 16 bits of a key's hash: below 65536 / 64 is the sample, below 65536 / 512 the thin sample.
+  const outsideAll = 50_000;
+  const inSample = 600;
+  const inThinSample = 60;
+  const sharedSampling = { sampleOf: 64, window: 100, thinBy: 8 };
 
   it('keeps a provider whose lookups save nothing to a sample of its keys, the same on every process', () => {
     const policy = sharingPolicy(() => false);
-    expect(policy.uses('provider_06', hash(200))).toBe(true);
+    expect(policy.uses('provider_06', outsideAll)).toBe(true);
     for (let i = 0; i < 200; i++) policy.note('provider_06', false);
     expect(policy.full('provider_06')).toBe(false);
-    expect(policy.uses('provider_06', hash(200))).toBe(false);
-    expect(policy.uses('provider_06', hash(3))).toBe(true);
+    expect(policy.uses('provider_06', outsideAll)).toBe(false);
+    expect(policy.uses('provider_06', 3 << 8)).toBe(true);
   });
 
   it('shares all its keys again once the sample saves calls', () => {
@@ -208,13 +212,46 @@ describe('where the shared level pays', () => {
     for (let i = 0; i < 200; i++) policy.note('provider_06', false);
     for (let i = 0; i < 200; i++) policy.note('provider_06', i % 5 === 0);
     expect(policy.full('provider_06')).toBe(true);
-    expect(policy.uses('provider_06', hash(200))).toBe(true);
+    expect(policy.uses('provider_06', outsideAll)).toBe(true);
+  });
+
+  it('thins the sample where a window of it saved nothing at all, and keeps it while it saves some', () => {
+    const policy = sharingPolicy(() => false, sharedSampling);
+    for (let i = 0; i < 100; i++) policy.note('provider_06', false);
+    // A window of the sample that saved a few calls, below a tenth: the sample stays.
+    for (let i = 0; i < 100; i++) policy.note('provider_06', i % 50 === 0);
+    expect(policy.uses('provider_06', inSample)).toBe(true);
+    for (let i = 0; i < 100; i++) policy.note('provider_06', false);
+    expect(policy.full('provider_06')).toBe(false);
+    expect(policy.uses('provider_06', inSample)).toBe(false);
+    expect(policy.uses('provider_06', inThinSample)).toBe(true);
+    // However long it saves nothing, the thin sample stays.
+    for (let i = 0; i < 10_000; i++) policy.note('provider_06', false);
+    expect(policy.uses('provider_06', inThinSample)).toBe(true);
+  });
+
+  it('brings the sample back at the first call the thin sample saves, then all keys once it saves enough', () => {
+    const policy = sharingPolicy(() => false, sharedSampling);
+    for (let i = 0; i < 200; i++) policy.note('provider_06', false);
+    expect(policy.uses('provider_06', inSample)).toBe(false);
+    policy.note('provider_06', true);
+    expect(policy.uses('provider_06', inSample)).toBe(true);
+    expect(policy.uses('provider_06', outsideAll)).toBe(false);
+    for (let i = 0; i < 100; i++) policy.note('provider_06', i % 4 === 0);
+    expect(policy.full('provider_06')).toBe(true);
+    expect(policy.uses('provider_06', outsideAll)).toBe(true);
+  });
+
+  it("never thins this process's level", () => {
+    const policy = sharingPolicy(() => false);
+    for (let i = 0; i < 2000; i++) policy.note('provider_06', false);
+    expect(policy.uses('provider_06', 65536 / 16 - 1)).toBe(true);
   });
 
   it('always shares a paced or budgeted provider, whatever it saves', () => {
     const policy = sharingPolicy((p) => p === 'provider_01');
     for (let i = 0; i < 1000; i++) policy.note('provider_01', false);
-    expect(policy.uses('provider_01', hash(200))).toBe(true);
+    expect(policy.uses('provider_01', outsideAll)).toBe(true);
   });
 
   it('makes no statement for a call outside the sample', async () => {
@@ -230,6 +267,24 @@ describe('where the shared level pays', () => {
       // About one key in 64 is the shared level's sample (some 10 of the 640 asked; 1 in 16 would be 40).
       expect(rows[0]!.n).toBeGreaterThan(0);
       expect(rows[0]!.n).toBeLessThan(25);
+    } finally {
+      await shared.close();
+    }
+  });
+
+  it('makes statements for about one call in 512 once its sample has saved nothing', async () => {
+    const shared = createSharedCache(db.pool, { maxBytes: 1 << 20, clustered: true });
+    try {
+      // The first 100 lookups (all keys), then 100 of the sample (some 6,400 calls): nothing saved.
+      for (let i = 0; i < 8000; i++) await shared.getOrFetch(`distinct ${i}`, 'provider_06', 60_000, async () => i);
+      await shared.settled();
+      await db.pool.query('TRUNCATE upstream_cache');
+      for (let i = 0; i < 5120; i++) await shared.getOrFetch(`later ${i}`, 'provider_06', 60_000, async () => i);
+      await shared.settled();
+      const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM upstream_cache');
+      // Some 10 of the 5,120 (1 in 64 would be 80).
+      expect(rows[0]!.n).toBeGreaterThan(0);
+      expect(rows[0]!.n).toBeLessThan(30);
     } finally {
       await shared.close();
     }
