@@ -143,10 +143,12 @@ function batcher<In, Out>(run: (items: In[]) => Promise<Out[]>) {
 
 /**
  * The shared level's sample, where it does not pay: each sampled miss costs a share of a lookup and
- * a store statement, so 1 key in 64, over windows of 100 sampled lookups (the measure decides after
- * some 6,400 calls of a provider in each process); where that sample saved nothing, 1 in 512.
+ * a store statement. 1 key in 16, over windows of 100 sampled lookups: the measure decides after
+ * some 1,600 calls of a provider in each process, seconds under load, so a level wrongly left (a
+ * worker that served alone at first) comes back soon; where a window of it saved nothing (distinct
+ * queries), 1 in 512, which is what the level costs for as long as they last.
  */
-const SHARED_SAMPLING: Sampling = { sampleOf: 64, window: 100, thinBy: 8 };
+const SHARED_SAMPLING: Sampling = { sampleOf: 16, window: 100, thinBy: 32 };
 
 export function createSharedCache(pool: pg.Pool, options: SharedCacheOptions): SharedCache {
   const secrets = (options.secrets ?? []).filter((s) => s.length >= 4);

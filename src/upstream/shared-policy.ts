@@ -15,7 +15,8 @@ import type { ProviderSlug } from '../providers/types.js';
  *   for) over windows of `window` lookups. Below MIN_SAVED (distinct queries: the statements cost
  *   more than the calls they save) the provider keeps to a sample of its keys, 1 in `sampleOf`
  *   chosen by the key's hash, so that every process samples the same keys and the measure stays
- *   true; once the sample saves MIN_SAVED again, all its keys go through it again.
+ *   true; once the sample saves MIN_SAVED again (as soon as it has saved MIN_SAVED of a window:
+ *   the window's verdict cannot be another), all its keys go through it again.
  * - A window of the sample that saved nothing at all (its searches never repeat) thins the sample
  *   `thinBy` times: the keys of the thin sample are some of the sample's, so processes that
  *   disagree still look up the same keys. The first call the thin sample saves brings the sample
@@ -99,6 +100,8 @@ export function sharingPolicy(
       }
       m.lookups++;
       if (saved) m.saved++;
+      // The sample has saved what the window asks already: the window's verdict cannot be another.
+      if (m.state === 'sample' && m.saved >= MIN_SAVED * window) return begin(m, 'full');
       if (m.lookups < window) return;
       if (m.saved / m.lookups >= MIN_SAVED) begin(m, 'full');
       else if (m.state === 'sample' && m.saved === 0 && thinBy > 1) begin(m, 'thin');
