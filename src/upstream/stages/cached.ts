@@ -30,7 +30,7 @@ export function inProcessCache(cache: SearchCache | undefined, policy?: SharingP
     if (!cache || entry.ttlMs <= 0) return next();
     const { provider } = entry;
     if (!policy || provider === undefined) return cache.getOrFetch(entry.key, entry.ttlMs, entry.size, next);
-    if (policy.uses(provider, sampleOf(entry.key))) {
+    if (policy.uses(provider, keySample(entry.key))) {
       return cache.getOrFetch(entry.key, entry.ttlMs, entry.size, next, {
         onLookup: (saved) => policy.note(provider, saved),
       });
@@ -40,7 +40,7 @@ export function inProcessCache(cache: SearchCache | undefined, policy?: SharingP
 }
 
 /** 16 bits of the key's FNV-1a hash: which keys are the sample, the same in every process. */
-function sampleOf(key: string): number {
+function keySample(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) {
     h ^= key.charCodeAt(i);

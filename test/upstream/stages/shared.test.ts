@@ -265,40 +265,38 @@ describe('where the shared level pays', () => {
     expect(policy.uses('provider_01', outsideAll)).toBe(true);
   });
 
-  it('makes no statement for a call outside the sample', async () => {
+  /**
+   * Entries stored for `later` new keys, after `distinct` keys that no other process asks for
+   * (nothing saved) have taught the level where it pays.
+   */
+  async function storedAfter(distinct: number, later: number): Promise<number> {
     const shared = createSharedCache(db.pool, { maxBytes: 1 << 20, clustered: true });
     try {
-      // Distinct keys that no other process asks for: nothing is saved.
-      for (let i = 0; i < 200; i++) await shared.getOrFetch(`distinct ${i}`, 'provider_06', 60_000, async () => i);
+      for (let i = 0; i < distinct; i++) await shared.getOrFetch(`distinct ${i}`, 'provider_06', 60_000, async () => i);
       await shared.settled();
       await db.pool.query('TRUNCATE upstream_cache');
-      for (let i = 0; i < 640; i++) await shared.getOrFetch(`later ${i}`, 'provider_06', 60_000, async () => i);
+      for (let i = 0; i < later; i++) await shared.getOrFetch(`later ${i}`, 'provider_06', 60_000, async () => i);
       await shared.settled();
       const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM upstream_cache');
-      // About one key in 16 is the shared level's sample (some 40 of the 640 asked; 1 in 4 would be 160).
-      expect(rows[0]!.n).toBeGreaterThan(15);
-      expect(rows[0]!.n).toBeLessThan(80);
+      return rows[0]!.n;
     } finally {
       await shared.close();
     }
+  }
+
+  it('makes no statement for a call outside the sample', async () => {
+    const n = await storedAfter(200, 640);
+    // About one key in 16 is the shared level's sample (some 40 of the 640 asked; 1 in 4 would be 160).
+    expect(n).toBeGreaterThan(15);
+    expect(n).toBeLessThan(80);
   });
 
   it('makes statements for about one call in 512 once its sample has saved nothing', async () => {
-    const shared = createSharedCache(db.pool, { maxBytes: 1 << 20, clustered: true });
-    try {
-      // The first 100 lookups (all keys), then 100 of the sample (some 1,600 calls): nothing saved.
-      for (let i = 0; i < 3000; i++) await shared.getOrFetch(`distinct ${i}`, 'provider_06', 60_000, async () => i);
-      await shared.settled();
-      await db.pool.query('TRUNCATE upstream_cache');
-      for (let i = 0; i < 5120; i++) await shared.getOrFetch(`later ${i}`, 'provider_06', 60_000, async () => i);
-      await shared.settled();
-      const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM upstream_cache');
-      // Some 10 of the 5,120 (1 in 16 would be 320).
-      expect(rows[0]!.n).toBeGreaterThan(0);
-      expect(rows[0]!.n).toBeLessThan(30);
-    } finally {
-      await shared.close();
-    }
+    // The first 100 lookups (all keys), then 100 of the sample (some 1,600 calls): nothing saved.
+    const n = await storedAfter(3000, 5120);
+    // Some 10 of the 5,120 (1 in 16 would be 320).
+    expect(n).toBeGreaterThan(0);
+    expect(n).toBeLessThan(30);
   });
 });
 
