@@ -15,7 +15,7 @@ import { SourceMap } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-interface CallFrame {
+export interface CallFrame {
   functionName: string;
   url: string;
   /** 0-based. */
@@ -59,7 +59,7 @@ function packageOf(file: string): string | undefined {
 }
 
 /** Where frames of one generated file come from: its source map, read once. */
-function sourceMapsOf(): (file: string) => SourceMap | undefined {
+export function sourceMapsOf(): (file: string) => SourceMap | undefined {
   const cache = new Map<string, SourceMap | undefined>();
   return (file) => {
     if (!cache.has(file)) {
@@ -79,12 +79,13 @@ function sourceMapsOf(): (file: string) => SourceMap | undefined {
 }
 
 /** The module a frame's code belongs to, and the function's name with it. */
-function moduleOf(frame: CallFrame, root: string, mapOf: (file: string) => SourceMap | undefined): string {
+export function moduleOf(frame: CallFrame, root: string, mapOf: (file: string) => SourceMap | undefined): string {
   const { url, functionName } = frame;
   if (url === '') return functionName.startsWith('(') ? functionName : '(native)';
   if (url.startsWith('node:')) return url;
-  if (!url.startsWith('file:')) return url;
-  let file = fileURLToPath(url);
+  // A CommonJS module's frames may name its file by path, an ES module's by file: URL.
+  if (!url.startsWith('file:') && !path.isAbsolute(url)) return url;
+  let file = url.startsWith('file:') ? fileURLToPath(url) : url;
   const map = mapOf(file);
   if (map) {
     const entry = map.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string };

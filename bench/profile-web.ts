@@ -19,11 +19,16 @@
  * statement's calls and execution time per request (what the database does for one search); PG_TOP=<statements> (15).
  * WARM_P=<paths, as P> warms the server up on those for WARM_D seconds (default 5) before P's own warm-up: every
  * endpoint first, as `npm run bench` does, leaves the code that they share compiled for all of them.
+ * HEAP=1 samples what the server's processes (Sift's, or the floor's) allocate during the measured window (bench/heap-sampler.mjs)
+ * into bench/results/heap-<time>/ and prints KB a request by module and function (bench/heap-summary.ts): the
+ * garbage collector's work comes from there. HEAP=survivors counts only what lived through a young-generation
+ * collection (what the scavenger copies and promotes).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, openSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { childPids, cpuMsOf, postgresCpuMs, serverNodeFlags } from './proc.js';
+import { heapSummaryMarkdown, readHeapProfiles, summarizeHeap } from './heap-summary.js';
 import { monotonicUs, readProfiles, summarize, summaryMarkdown } from './profile-summary.js';
 import { rotatingLoad } from './rotating-load.js';
 import { startAllFakes } from '../test/fakes/all.js';
@@ -50,6 +55,13 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const profDir = process.env.PROF ? `bench/results/profile-${new Date().toISOString().replace(/[:.]/g, '-')}` : '';
 if (profDir) mkdirSync(path.join(root, profDir), { recursive: true });
 const profFlags = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+// HEAP: the heap sampler in each server process, switched on and off around the measured window (SIGWINCH).
+const heapSamples = process.env.HEAP === 'survivors' ? 'survivors' : process.env.HEAP ? 'allocated' : '';
+const heapDir = heapSamples
+  ? path.join(root, `bench/results/heap-${new Date().toISOString().replace(/[:.]/g, '-')}`)
+  : '';
+if (heapDir) mkdirSync(heapDir, { recursive: true });
+const heapFlags = heapDir ? ['--import', path.join(root, 'bench/heap-sampler.mjs')] : [];
 // Node flags of the server under load, Sift's or the floor's (e.g. --perf-basic-prof for `perf`).
 const nodeArgs = [
   ...(process.env.SIFT_NODE_ARGS ?? '').split(' ').filter(Boolean),
@@ -62,6 +74,7 @@ const child = floor
       process.execPath,
       [
         ...profFlags,
+        ...heapFlags,
         ...nodeArgs,
         '--import',
         'tsx',
@@ -71,14 +84,17 @@ const child = floor
       ],
       {
         cwd: root,
+        env: { ...process.env, HEAP_PROFILE_DIR: heapDir, HEAP_SAMPLES: heapSamples },
         stdio: ['ignore', 'pipe', 'inherit'],
       },
     )
-  : spawn(process.execPath, [...profFlags, ...serverNodeFlags(root), ...nodeArgs, 'dist/server.js'], {
+  : spawn(process.execPath, [...profFlags, ...heapFlags, ...serverNodeFlags(root), ...nodeArgs, 'dist/server.js'], {
       cwd: root,
       env: {
         ...process.env,
         ...fakes.env,
+        HEAP_PROFILE_DIR: heapDir,
+        HEAP_SAMPLES: heapSamples,
         DATABASE_URL: pg.url,
         WORKERS: process.env.W ?? '1',
         PORT: '8345',
@@ -169,9 +185,35 @@ if (pgStatements) {
 const cpu0 = cpuMs();
 const pgCpu0 = pgCpuMs();
 const perf = process.env.PERF ? startPerf(Number(process.env.D ?? 10)) : undefined;
+const serverPids = (): number[] => [child.pid!, ...childPids(child.pid!)];
+/** The server's processes switched on (HEAP), so switched off again after the window. */
+let sampled: number[] = [];
+/** Switches every server process's heap sampler (HEAP): on before the measured window, off (writing it) after. */
+const toggleHeapSampler = () => {
+  if (!heapDir) return;
+  // Node's processes only (a short-lived child of another kind would die of the signal).
+  const isNode = (p: number) => {
+    try {
+      return readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'node';
+    } catch {
+      return false;
+    }
+  };
+  const pids = sampled.length === 0 ? serverPids().filter(isNode) : sampled;
+  sampled = pids.filter((p) => {
+    try {
+      process.kill(p, 'SIGWINCH');
+      return true;
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
+};
+toggleHeapSampler();
 const measuredFromUs = monotonicUs();
 const r = await load(Number(process.env.D ?? 10));
 const measuredToUs = monotonicUs();
+toggleHeapSampler();
 if (perf) console.log('perf data', await perf);
 const cpu = cpuMs() - cpu0;
 const pgCpu = pgCpuMs() - pgCpu0;
@@ -207,6 +249,21 @@ if (pgStatements) {
     console.log(
       `${(Number(row.calls) / n).toFixed(3)}\t${(row.ms / n).toFixed(4)}\t${(Number(row.rows) / Math.max(1, Number(row.calls))).toFixed(1)}\t${row.query}`,
     );
+}
+if (heapDir) {
+  // Each process writes its profile once the sampler stops: wait for all of them (at most 10 s).
+  const expected = sampled.length;
+  const heapFiles = () => readdirSync(heapDir).filter((f) => f.endsWith('.heapprofile'));
+  for (let waited = 0; heapFiles().length < expected && waited < 10_000; waited += 100)
+    await new Promise((r) => setTimeout(r, 100));
+  const files = heapFiles().map((f) => path.join(heapDir, f));
+  const summary = [
+    `Load: P=${paths.join(' ')}, ${process.env.C ?? 100} connections, ${keys.length} keys, W=${process.env.W ?? '1'}, ${process.env.D ?? 10} s measured: ${r.requests.total} requests; ${heapSamples === 'survivors' ? 'what lived through a young-generation collection' : 'allocated'}; profiles: ${files.map((f) => path.basename(f)).join(', ')}.`,
+    '',
+    heapSummaryMarkdown(summarizeHeap(readHeapProfiles(files), root, r.requests.total), Number(process.env.TOP ?? 25)),
+  ].join('\n');
+  writeFileSync(path.join(heapDir, 'summary.md'), `${summary}\n`);
+  console.log(`\n${summary}\n\nsummary written to ${path.relative(root, path.join(heapDir, 'summary.md'))}`);
 }
 const st = (await import('node:fs')).readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmHWM:\s+(\d+)/)?.[1];
 console.log('rss MB', Number(st) / 1024);
