@@ -22,7 +22,8 @@
  * HEAP=1 samples what the server's processes (Sift's, or the floor's) allocate during the measured window (bench/heap-sampler.mjs)
  * into bench/results/heap-<time>/ and prints KB a request by module and function (bench/heap-summary.ts): the
  * garbage collector's work comes from there. HEAP=survivors counts only what lived through a young-generation
- * collection (what the scavenger copies and promotes).
+ * collection (what the scavenger copies and promotes). The sampler's own work is in a HEAP run's CPU figures, and
+ * what it keeps of every sample in its RSS: read those from a run without it.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -191,7 +192,7 @@ let sampled: number[] = [];
 /** Switches every server process's heap sampler (HEAP): on before the measured window, off (writing it) after. */
 const toggleHeapSampler = () => {
   if (!heapDir) return;
-  // Node's processes only (a short-lived child of another kind would die of the signal).
+  // Node's processes only: the sampler is in those (another child of the server has none).
   const isNode = (p: number) => {
     try {
       return readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'node';
@@ -265,7 +266,7 @@ if (heapDir) {
   writeFileSync(path.join(heapDir, 'summary.md'), `${summary}\n`);
   console.log(`\n${summary}\n\nsummary written to ${path.relative(root, path.join(heapDir, 'summary.md'))}`);
 }
-const st = (await import('node:fs')).readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmHWM:\s+(\d+)/)?.[1];
+const st = readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmHWM:\s+(\d+)/)?.[1];
 console.log('rss MB', Number(st) / 1024);
 child.kill('SIGTERM');
 await new Promise((r) => child.on('exit', r));
