@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type CallFrame, moduleOf, sourceMapsOf } from './profile-summary.js';
+import { type CallFrame, moduleOf, rankedTables, sourceMapsOf } from './profile-summary.js';
 
 interface HeapNode {
   callFrame: CallFrame;
@@ -64,21 +64,10 @@ export function summarizeHeap(profiles: HeapProfile[], root: string, requests: n
 }
 
 export function heapSummaryMarkdown(s: HeapSummary, top: number): string {
-  const table = (title: string, rows: HeapRow[]) => [
-    `| ${title} | KB a request | % |`,
-    '|---|---|---|',
-    ...rows
-      .slice(0, top)
-      .map(
-        (r) => `| ${r.name.replaceAll('|', '\\|')} | ${r.kbPerRequest.toFixed(1)} | ${(100 * r.share).toFixed(1)} |`,
-      ),
-  ];
   return [
     `Sampled: ${s.kbPerRequest.toFixed(1)} KB a request.`,
     '',
-    ...table('module (package, or source file)', s.modules),
-    '',
-    ...table('function (module)', s.functions),
+    ...rankedTables(s, top, 'KB a request | %', (r: HeapRow) => [r.name, r.kbPerRequest.toFixed(1), r.share]),
   ].join('\n');
 }
 

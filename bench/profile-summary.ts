@@ -177,21 +177,37 @@ function summarizeSamples(
   };
 }
 
+/**
+ * A summary's two tables as Markdown lines, the top `top` rows of each: by module, then by function.
+ * `columns` heads the figure and share columns; `cells` gives a row's name, figure and share (0-1).
+ */
+export function rankedTables<R>(
+  tables: { modules: R[]; functions: R[] },
+  top: number,
+  columns: string,
+  cells: (row: R) => [name: string, figure: string, share: number],
+): string[] {
+  const table = (title: string, rows: R[]) => [
+    `| ${title} | ${columns} |`,
+    '|---|---|---|',
+    ...rows.slice(0, top).map((row) => {
+      const [name, figure, share] = cells(row);
+      return `| ${name.replaceAll('|', '\\|')} | ${figure} | ${(100 * share).toFixed(1)} |`;
+    }),
+  ];
+  return [
+    ...table('module (package, or source file)', tables.modules),
+    '',
+    ...table('function (module)', tables.functions),
+  ];
+}
+
 /** The summary as Markdown: the top `top` modules and functions by self time, in % of the time not idle. */
 export function summaryMarkdown(s: ProfileSummary, top: number): string {
-  const table = (title: string, rows: ModuleTime[]) => [
-    `| ${title} | self ms | % of busy |`,
-    '|---|---|---|',
-    ...rows
-      .slice(0, top)
-      .map((r) => `| ${r.module.replaceAll('|', '\\|')} | ${r.ms.toFixed(0)} | ${(100 * r.share).toFixed(1)} |`),
-  ];
   return [
     `Sampled ${s.totalMs.toFixed(0)} ms ${s.windowed ? 'within the measured window' : "(the processes' whole lives)"}, of which ${s.busyMs.toFixed(0)} ms not idle (the shares below are of that).`,
     '',
-    ...table('module (package, or source file)', s.modules),
-    '',
-    ...table('function (module)', s.functions),
+    ...rankedTables(s, top, 'self ms | % of busy', (r: ModuleTime) => [r.module, r.ms.toFixed(0), r.share]),
   ].join('\n');
 }
 
